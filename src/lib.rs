@@ -1,0 +1,2 @@
+#[cfg(target_arch = "wasm32")]
+mod wasm;
