@@ -1,0 +1,216 @@
+//! The block runner: the one loop that runs the H1 pass and every section entry (and, with the
+//! control-flow chapter, call chains, tasks and fanout arms; `003` notes 1, 5 and 12 explain why
+//! there is only one). A caller picks the entry (section or H1, chain, seeded item); the runner
+//! builds the fresh VM, replays the shared library, runs each block over its pending prose, and
+//! applies the scalar return rule.
+
+use futures::future::poll_fn;
+use mlua::{AnyUserData, Lua, MultiValue, Value};
+use serde_json::{json, Value as Json};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use super::context::{Chain, EntryCtx, ProseSlot, RunShared};
+use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::lua::{self, values, Vm};
+use crate::prompt::{Body, LuaSource};
+
+/// How a section entry ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryEnd {
+    /// A block returned a scalar: the chain's result, as text.
+    Returned(String),
+    /// The blocks ran out without a return: the walk falls through.
+    FellThrough,
+}
+
+/// Runs one entry: the H1 pass (`section == None`) or one section, in a fresh VM.
+pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<usize>, item: Option<Json>) -> Result<EntryEnd, RunError> {
+    let id = if section.is_some() { run.next_id() } else { 0 };
+    let ctx = Rc::new(EntryCtx {
+        run: run.clone(),
+        chain: chain.clone(),
+        section,
+        id,
+        item,
+        prose: RefCell::new(ProseSlot::default()),
+        instructions: Cell::new(0),
+        since_yield: Cell::new(0),
+        slice_yield: Cell::new(false),
+        role: RefCell::new(None),
+    });
+    let name = ctx.section_name().to_string();
+    run.emit("section_started", Some(&name), json!({ "id": id, "heading": ctx.heading() }));
+    let body = match section {
+        Some(i) => &run.prompt.sections[i].body,
+        None => &run.prompt.h1,
+    };
+    let result = run_body(&ctx, body).await.map_err(|e| e.in_section(&ctx.heading()));
+    let outcome = match &result {
+        Ok(EntryEnd::Returned(_)) => "returned",
+        Ok(EntryEnd::FellThrough) => "fell_through",
+        Err(_) => "failed",
+    };
+    run.emit("section_finished", Some(&name), json!({ "id": id, "outcome": outcome }));
+    result
+}
+
+async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError> {
+    // A section without Lua never builds a VM: its prose is never read.
+    if body.blocks.is_empty() && !(ctx.is_h1() && ctx.run.prompt.shared.is_some()) {
+        return Ok(EntryEnd::FellThrough);
+    }
+    let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
+    if let Some(shared) = &ctx.run.prompt.shared {
+        // The shared library's top-level return is discarded: the replay is a library load.
+        *ctx.prose.borrow_mut() = ProseSlot::default();
+        run_chunk(ctx, &vm, shared, "lua shared").await?;
+    }
+    for block in &body.blocks {
+        *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
+        let values = run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await?;
+        if let Some(result) = scalar_result(&vm.lua, values.front().unwrap_or(&Value::Nil))? {
+            return Ok(EntryEnd::Returned(result));
+        }
+    }
+    if ctx.is_h1() {
+        freeze_argv(ctx, &vm)?;
+    }
+    Ok(EntryEnd::FellThrough)
+}
+
+/// After the H1 pass, what its blocks left in argv becomes the chain's frozen argv.
+fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
+    let v: Value = vm.argv_value.call(()).map_err(|e| lua::setup_error(ctx, e))?;
+    let frozen = match values::to_json(&v, &vm.marks) {
+        Ok(Json::Null) => None,
+        Ok(j) => Some(j),
+        Err(e) => {
+            return Err(RunError::new(
+                RunErrorKind::Lua,
+                format!("argv must hold JSON data when the H1 pass ends: {}", e.describe()),
+            ))
+        }
+    };
+    *ctx.chain.argv.borrow_mut() = frozen;
+    Ok(())
+}
+
+/// Compiles one chunk (a block or the shared library) and runs it to completion on a fresh
+/// coroutine under the Engine's raw pcall. Returns the chunk's return values.
+async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<MultiValue, RunError> {
+    // Leading newlines make Lua's positions ("## Main:12:") file line numbers.
+    let code = format!("{}{}", "\n".repeat(source.line.saturating_sub(1)), source.code);
+    let f = vm
+        .lua
+        .load(code)
+        .set_name(format!("={chunk_name}"))
+        .into_function()
+        .map_err(|e| match e {
+            mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
+            other => lua::setup_error(ctx, other),
+        })?;
+    ctx.instructions.set(0);
+    let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
+    let fut = thread.into_async::<MultiValue>(f).map_err(|e| lua::setup_error(ctx, e))?;
+    let outcome = drive(ctx, fut).await;
+    if let Some(stop) = ctx.run.stop.borrow().clone() {
+        return Err(stop);
+    }
+    let mut values = outcome.map_err(|e| lua::setup_error(ctx, e))?;
+    let ok = matches!(values.pop_front(), Some(Value::Boolean(true)));
+    if ok {
+        Ok(values)
+    } else {
+        Err(classify(ctx, vm, values.pop_front().unwrap_or(Value::Nil)))
+    }
+}
+
+/// Polls the block's coroutine. When the instruction hook yields for a time slice, the host's
+/// event loop gets a turn (and the abort signal a look) before the block goes on.
+async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
+    let mut fut = pin!(fut);
+    loop {
+        let step = poll_fn(|cx| match fut.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready(Some(r)),
+            Poll::Pending if ctx.slice_yield.replace(false) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        })
+        .await;
+        match step {
+            Some(r) => return r,
+            None => {
+                ctx.run.host.yield_now().await;
+                ctx.run.check_cancelled();
+            }
+        }
+    }
+}
+
+/// Turns the value an uncaught error left into the run error (`DECISIONS.md`, "Run error kinds").
+fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
+    let lua_error = |m: String| RunError::new(RunErrorKind::Lua, m);
+    match &err {
+        Value::String(s) => {
+            let text = s.to_string_lossy();
+            if text == "not enough memory" {
+                lua::memory_limit_error(ctx)
+            } else {
+                lua_error(text)
+            }
+        }
+        Value::Table(t) if vm.is_error_value.call::<bool>(t.clone()).unwrap_or(false) => {
+            let kind: String = t.raw_get("kind").unwrap_or_default();
+            let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
+            if ctx.is_h1() && vm.is_substitution_error.call::<bool>(t.clone()).unwrap_or(false) {
+                return RunError::new(
+                    RunErrorKind::RequirementsUnmet,
+                    format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"),
+                );
+            }
+            let kind = match kind.as_str() {
+                "tool" | "unbound_tool" | "out_of_scope_tool" | "round_cap" => RunErrorKind::Tool,
+                "store" => RunErrorKind::Vfs,
+                "model" => RunErrorKind::Model,
+                "cancelled" => RunErrorKind::Cancelled,
+                _ => RunErrorKind::Lua,
+            };
+            RunError::new(kind, message)
+        }
+        Value::Table(t) => match t.raw_get::<Value>("message") {
+            Ok(Value::String(m)) => lua_error(m.to_string_lossy()),
+            _ => lua_error(format!("(error object is a {} value)", err.type_name())),
+        },
+        Value::Nil => lua_error("nil".into()),
+        Value::UserData(ud) => lua_error(userdata_text(&vm.lua, ud)),
+        other => lua_error(vm.lua.coerce_string(other.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_else(|| {
+            format!("(error object is a {} value)", other.type_name())
+        })),
+    }
+}
+
+fn userdata_text(lua: &Lua, ud: &AnyUserData) -> String {
+    let tostring: Option<mlua::Function> = lua.globals().raw_get("tostring").ok();
+    tostring
+        .and_then(|f| f.call::<String>(ud.clone()).ok())
+        .unwrap_or_else(|| "(error object is a userdata value)".into())
+}
+
+/// The scalar return rule: the first returned value, if not nil, ends the chain as text.
+fn scalar_result(lua: &Lua, v: &Value) -> Result<Option<String>, RunError> {
+    let text = match v {
+        Value::Nil => return Ok(None),
+        Value::Boolean(b) => b.to_string(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(_) => lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_default(),
+        Value::String(s) => match s.to_str() {
+            Ok(t) => t.to_string(),
+            Err(_) => return Err(RunError::new(RunErrorKind::Lua, "cannot return a string that is not valid UTF-8 as a result")),
+        },
+        other => return Err(RunError::new(RunErrorKind::Lua, format!("cannot return a {} as a result", other.type_name()))),
+    };
+    Ok(Some(text))
+}

@@ -1,0 +1,153 @@
+//! The state a run keeps, at its three lifetimes: the whole run ([`RunShared`]), one chain
+//! ([`Chain`]: its argument string, frozen argv and walk-local var), and one section entry
+//! ([`EntryCtx`]: the fresh VM's view of where it runs). Calls and tasks (later) add chains;
+//! they reuse these types rather than growing parallel ones.
+
+use serde_json::{json, Value as Json};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::error::{RunError, RunErrorKind};
+use crate::host::Host;
+use crate::prompt::Prompt;
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Lua instructions per block.
+    pub instructions: u64,
+    /// Bytes of Lua memory per VM.
+    pub memory_bytes: usize,
+    pub max_tool_iterations: u64,
+    pub fanout_concurrency: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { instructions: 10_000_000, memory_bytes: 64 * 1024 * 1024, max_tool_iterations: 32, fanout_concurrency: 64 }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Ui {
+    pub kind: String,
+    pub interactive: bool,
+}
+
+impl Default for Ui {
+    fn default() -> Self {
+        Ui { kind: "test".into(), interactive: false }
+    }
+}
+
+pub struct RunShared {
+    pub prompt: Prompt,
+    pub host: Rc<dyn Host>,
+    pub limits: Limits,
+    pub ui: Ui,
+    pub seed: u64,
+    /// 32 lowercase hex digits derived from the seed: the untrusted envelope's nonce.
+    pub nonce: String,
+    /// `sys.execution`.
+    pub execution: String,
+    /// `sys.when`, fixed at run start.
+    pub started: String,
+    /// The last `sys.id` handed out (H1 is 0).
+    pub last_id: Cell<u64>,
+    /// Set once the run must stop (budget, memory, cancellation): a control signal no `pcall`
+    /// catches. The block runner reports it instead of whatever error unwound the block.
+    pub stop: RefCell<Option<RunError>>,
+    /// `models.default(role)` from the H1 body.
+    pub default_role: RefCell<Option<String>>,
+}
+
+impl RunShared {
+    pub fn next_id(&self) -> u64 {
+        let id = self.last_id.get() + 1;
+        self.last_id.set(id);
+        id
+    }
+
+    pub fn stop_with(&self, err: RunError) {
+        let mut stop = self.stop.borrow_mut();
+        if stop.is_none() {
+            *stop = Some(err);
+        }
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.borrow().is_some()
+    }
+
+    pub fn check_cancelled(&self) {
+        if !self.stopped() && self.host.is_cancelled() {
+            self.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+        }
+    }
+
+    pub fn emit(&self, event: &str, section: Option<&str>, mut fields: Json) {
+        if let Json::Object(map) = &mut fields {
+            map.insert("event".into(), json!(event));
+            map.insert("type".into(), json!(event));
+            map.insert("section".into(), json!(section));
+        }
+        self.host.emit(fields);
+    }
+}
+
+/// One chain: the main walk (H1 pass included) now; calls and tasks later.
+pub struct Chain {
+    /// The argument string `{{ args }}` shows.
+    pub args: String,
+    /// The parsed arguments sections see, frozen when the H1 pass ends (`None` is nil).
+    pub argv: RefCell<Option<Json>>,
+    /// The walk-local clipboard, shared by every entry on the walk.
+    pub var: Rc<RefCell<Json>>,
+}
+
+/// One section entry (or the H1 pass): what its fresh VM needs to know.
+pub struct EntryCtx {
+    pub run: Rc<RunShared>,
+    pub chain: Rc<Chain>,
+    /// `None` for the H1 pass.
+    pub section: Option<usize>,
+    pub id: u64,
+    /// The item seeded into this entry (fanout arms and tasks, later).
+    pub item: Option<Json>,
+    /// The block currently running: its pending prose and, once read, its rendering.
+    pub prose: RefCell<ProseSlot>,
+    /// Instructions the current block has run, counted by the hook.
+    pub instructions: Cell<u64>,
+    /// Instructions since the block last gave the host's event loop a turn.
+    pub since_yield: Cell<u64>,
+    /// Set by the hook when it asked Lua to yield for a time slice.
+    pub slice_yield: Cell<bool>,
+    /// `models.use(role)` for this entry.
+    pub role: RefCell<Option<String>>,
+}
+
+#[derive(Default)]
+pub struct ProseSlot {
+    pub raw: String,
+    pub rendered: Option<String>,
+}
+
+impl EntryCtx {
+    pub fn heading(&self) -> String {
+        match self.section {
+            Some(i) => self.run.prompt.sections[i].heading.clone(),
+            None => format!("# {}", self.run.prompt.title),
+        }
+    }
+
+    /// `sys.section_name` and the `section` of events: the heading text without markers.
+    pub fn section_name(&self) -> &str {
+        match self.section {
+            Some(i) => &self.run.prompt.sections[i].name,
+            None => &self.run.prompt.title,
+        }
+    }
+
+    pub fn is_h1(&self) -> bool {
+        self.section.is_none()
+    }
+}

@@ -1,0 +1,121 @@
+//! A run, start to finish: prepare (parse, requirements, seed), the H1 pass, the walk, and the
+//! run result. Hosts call [`run`]; everything it needs from them goes through [`Host`].
+
+pub mod block;
+pub mod context;
+pub mod models;
+pub mod time;
+
+use serde_json::{json, Value as Json};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::error::{RunError, RunErrorKind};
+use crate::host::Host;
+pub use block::EntryEnd;
+pub use context::{Limits, Ui};
+use context::{Chain, RunShared};
+
+/// What a host passes for one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub args: String,
+    pub seed: u64,
+    /// Host overrides; `None` fields fall back to the prompt's frontmatter, then the defaults.
+    pub limits: LimitOverrides,
+    pub ui: Ui,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LimitOverrides {
+    pub instructions: Option<u64>,
+    pub memory_bytes: Option<usize>,
+    pub max_tool_iterations: Option<u64>,
+    pub fanout_concurrency: Option<u64>,
+}
+
+/// Runs `source` to its outcome: `Ok(Some(text))`, `Ok(None)` (the walk ran out without a
+/// return), or the run error. Emits `run_started` first and `run_finished` last.
+pub async fn run(source: &str, options: RunOptions, host: Rc<dyn Host>) -> Result<Option<String>, RunError> {
+    let execution = time::execution_id(options.seed);
+    host.emit(json!({
+        "event": "run_started", "type": "run_started", "section": null,
+        "seed": options.seed.to_string(), "execution": execution,
+    }));
+    let result = prepare_and_run(source, options, host.clone(), execution).await;
+    let finished = match &result {
+        Ok(r) => json!({ "ok": true, "result": r }),
+        Err(e) => json!({ "ok": false, "error": { "kind": e.kind.as_str(), "message": e.message } }),
+    };
+    let mut event = json!({ "event": "run_finished", "type": "run_finished", "section": null });
+    if let (Json::Object(ev), Json::Object(f)) = (&mut event, finished) {
+        ev.extend(f);
+    }
+    host.emit(event);
+    result
+}
+
+async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, execution: String) -> Result<Option<String>, RunError> {
+    let prompt = crate::parse::parse_prompt(source)?;
+    let defaults = Limits::default();
+    let o = &options.limits;
+    let limits = Limits {
+        instructions: o.instructions.unwrap_or(defaults.instructions),
+        memory_bytes: o.memory_bytes.unwrap_or(defaults.memory_bytes),
+        max_tool_iterations: o
+            .max_tool_iterations
+            .or(prompt.front.max_tool_iterations)
+            .unwrap_or(defaults.max_tool_iterations),
+        fanout_concurrency: o.fanout_concurrency.unwrap_or(defaults.fanout_concurrency),
+    };
+    // Without `args:` the implicit declaration wraps the string; with one, argv is its JSON
+    // parse, nil when it does not parse or is null (`001`, "When argv is nil").
+    let argv = match &prompt.front.args {
+        None => Some(json!({ "prose": options.args })),
+        Some(_) => serde_json::from_str::<Json>(&options.args).ok().filter(|j| !j.is_null()),
+    };
+    let run = Rc::new(RunShared {
+        started: time::rfc3339(host.now_ms()),
+        nonce: time::nonce(options.seed),
+        execution,
+        seed: options.seed,
+        prompt,
+        host,
+        limits,
+        ui: options.ui,
+        last_id: Cell::new(0),
+        stop: RefCell::new(None),
+        default_role: RefCell::new(None),
+    });
+    if let Some(notice) = models::unmet_requirements(&run) {
+        return Err(RunError::new(RunErrorKind::RequirementsUnmet, notice));
+    }
+    run.check_cancelled();
+    if let Some(stop) = run.stop.borrow().clone() {
+        return Err(stop);
+    }
+    let chain = Rc::new(Chain {
+        args: options.args,
+        argv: RefCell::new(argv),
+        var: Rc::new(RefCell::new(json!({}))),
+    });
+    walk(&run, &chain).await
+}
+
+/// The main walk: the H1 pass, then the top-level sections in file order, skipping off-walk
+/// ones, until a block returns. (Jumps and child-level walks arrive with control flow; they
+/// extend this loop, they do not fork it.)
+async fn walk(run: &Rc<RunShared>, chain: &Rc<Chain>) -> Result<Option<String>, RunError> {
+    if let EntryEnd::Returned(result) = block::run_entry(run, chain, None, None).await? {
+        return Ok(Some(result));
+    }
+    for &i in &run.prompt.top {
+        if run.prompt.sections[i].off_walk {
+            continue;
+        }
+        if let EntryEnd::Returned(result) = block::run_entry(run, chain, Some(i), None).await? {
+            return Ok(Some(result));
+        }
+    }
+    Ok(None)
+}

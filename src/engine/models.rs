@@ -1,0 +1,96 @@
+//! Model roles and the one-round `models.infer` (`DECISIONS.md`, "Models and conversations").
+//! Conversations (`messages`, `models.loop`) and tools arrive with the Tools chapter; they will
+//! share [`resolve_role`] and the request shape built here.
+
+use mlua::Value;
+use serde_json::{json, Value as Json};
+
+use super::context::EntryCtx;
+use crate::error::REQUIREMENTS_NOTICE;
+
+/// The role a prompt without `models:` runs its model rounds on.
+pub const DEFAULT_ROLE: &str = "default";
+
+fn declared(ctx: &EntryCtx) -> Vec<String> {
+    ctx.run.prompt.front.models.keys().cloned().collect()
+}
+
+/// `models.use(role)` (any entry) and `models.default(role)` (H1 body only).
+pub fn select_role(ctx: &EntryCtx, role: &Value, default: bool) -> Result<(), String> {
+    let call = if default { "models.default" } else { "models.use" };
+    let Value::String(s) = role else {
+        return Err(format!("{call} takes a role label, got {}", role.type_name()));
+    };
+    let role = s.to_string_lossy();
+    let roles = declared(ctx);
+    let known = if roles.is_empty() { role == DEFAULT_ROLE } else { roles.contains(&role) };
+    if !known {
+        let shown: Vec<String> = if roles.is_empty() { vec![DEFAULT_ROLE.into()] } else { roles };
+        return Err(format!("{call}: no model role {role:?} is declared under models:; declared roles: {shown:?}"));
+    }
+    if default {
+        if !ctx.is_h1() {
+            return Err("models.default belongs in the H1 body; a section selects its role with models.use(role)".into());
+        }
+        *ctx.run.default_role.borrow_mut() = Some(role);
+    } else {
+        *ctx.role.borrow_mut() = Some(role);
+    }
+    Ok(())
+}
+
+/// The role this entry's model rounds run on.
+pub fn resolve_role(ctx: &EntryCtx) -> Result<String, String> {
+    if let Some(r) = ctx.role.borrow().clone().or_else(|| ctx.run.default_role.borrow().clone()) {
+        return Ok(r);
+    }
+    let roles = declared(ctx);
+    match roles.len() {
+        0 => Ok(DEFAULT_ROLE.into()),
+        1 => Ok(roles[0].clone()),
+        _ => Err(format!(
+            "this section has no model role: the prompt declares {roles:?}; select one with models.use(role), or set a prompt-wide one with models.default(role) in the H1 body"
+        )),
+    }
+}
+
+fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
+    ctx.run.prompt.front.models.get(role).cloned().unwrap_or_else(|| json!({}))
+}
+
+/// Every declared role must have a model before the run starts; the notice lists each missing
+/// one at once.
+pub fn unmet_requirements(run: &super::context::RunShared) -> Option<String> {
+    let missing: Vec<String> = run
+        .prompt
+        .front
+        .models
+        .iter()
+        .filter(|(role, spec)| !run.host.has_model(role, spec))
+        .map(|(role, _)| format!("- no model for role: {role}"))
+        .collect();
+    (!missing.is_empty()).then(|| format!("{REQUIREMENTS_NOTICE}\n{}", missing.join("\n")))
+}
+
+/// One round, no tools, a fresh conversation holding only `prompt`; returns the reply text.
+/// Errors are model-safe messages for an error value of kind `model`.
+pub async fn infer(ctx: &EntryCtx, prompt: String) -> Result<String, String> {
+    let role = resolve_role(ctx)?;
+    let spec = spec_of(ctx, &role);
+    if !ctx.run.host.has_model(&role, &spec) {
+        return Err(format!("no model is bound to the role {role}"));
+    }
+    let request = json!({
+        "role": role,
+        "spec": spec,
+        "messages": [{ "role": "user", "content": prompt }],
+        "section": ctx.section_name(),
+        "turn": 1,
+    });
+    let reply = ctx.run.host.call_model(&role, &spec, request).await?;
+    match reply.get("content") {
+        Some(Json::String(text)) => Ok(text.clone()),
+        Some(Json::Null) | None => Err("the model's reply has no text content".into()),
+        Some(_) => Err("the model's reply is malformed: content must be a string".into()),
+    }
+}

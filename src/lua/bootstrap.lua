@@ -1,0 +1,194 @@
+-- Runs first in every section VM (and the H1 pass), with the sandboxed base library in place
+-- and `E`, the table of the Engine's Rust functions. It installs the Engine globals, the
+-- Engine-owned pcall/xpcall and the _G metatable, and returns the internals the block runner
+-- needs. Nothing here is reachable from prompt code except through the globals it sets.
+--
+-- Convention: Rust functions answer `true, results...` or `false, kind, message[, fields]`;
+-- `check` turns the second form into a raised error value. Error values are tables with
+-- `kind` and `message` (and the extra fields a chapter lists) whose `tostring` and `..` give
+-- the message.
+local G, E = ...
+local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
+local raw_set = rawset
+local type, tostring, next = type, tostring, next
+
+local ERR = { __name = 'error value' }
+ERR.__tostring = function(e) return e.message end
+local function text_of(x)
+  if raw_getmetatable(x) == ERR then return x.message end
+  return x
+end
+ERR.__concat = function(a, b) return text_of(a) .. text_of(b) end
+
+-- Substitution failures are remembered so that, uncaught in the H1 pass, they become the
+-- "H1 gate failed" requirements notice instead of a plain Lua error.
+local substitution_errors = raw_setmetatable({}, { __mode = 'k' })
+
+local function make_error(kind, message, fields)
+  local e = { kind = kind, message = message }
+  if fields then
+    for k, v in next, fields do e[k] = v end
+  end
+  return raw_setmetatable(e, ERR)
+end
+
+local function raise(kind, message, fields)
+  raw_error(make_error(kind, message, fields), 0)
+end
+
+local function check(ok, ...)
+  if ok then return ... end
+  raise(...)
+end
+
+-- pcall and xpcall catch Lua errors and error values, never the Engine's control signals
+-- (instruction budget, memory ceiling, cancellation, and later jump and determinism): `E.is_control`
+-- says whether the run is being stopped, and then the error goes on up.
+local is_control = E.is_control
+local function pass(ok, ...)
+  if not ok and is_control((...)) then raw_error((...), 0) end
+  return ok, ...
+end
+G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
+local function xpass(handler, ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if is_control(e) then raw_error(e, 0) end
+  return false, (handler(e))
+end
+G.xpcall = function(f, handler, ...) return xpass(handler, raw_pcall(f, ...)) end
+
+-- _G's metatable belongs to the Engine: `prose` and `argv` are not raw globals, they resolve
+-- here. A prompt's own setmetatable(_G, mt) is kept aside and consulted for every other miss,
+-- so `__index` defaults and strict-mode metatables behave as the author wrote them.
+local user_mt = nil
+-- In the H1 pass argv is an ordinary value the H1 blocks may repair; the Engine freezes what
+-- it holds when the pass ends. After that, sections read the frozen argv through Rust.
+local h1 = E.h1
+local argv_value = h1 and E.argv_initial() or nil
+local argv_frozen = E.argv_frozen
+local prose_get = E.prose
+local G_MT = {}
+G_MT.__index = function(t, k)
+  if k == 'prose' then
+    local ok, a, b = prose_get()
+    if ok then return a end
+    local e = make_error('lua', b)
+    substitution_errors[e] = true
+    raw_error(e, 0)
+  end
+  if k == 'argv' then
+    if h1 then return argv_value end
+    return check(argv_frozen())
+  end
+  local mt = user_mt
+  if mt ~= nil then
+    local h = mt.__index
+    if type(h) == 'function' then return h(t, k) end
+    if h ~= nil then return h[k] end
+  end
+  return nil
+end
+G_MT.__newindex = function(t, k, v)
+  if k == 'argv' then
+    if h1 then argv_value = v; return end
+    raise('lua', 'argv is frozen after the H1 pass; repair it in the H1 body')
+  end
+  if k == 'prose' then raise('lua', 'prose is read-only: it is the rendered prose above the current block') end
+  local mt = user_mt
+  if mt ~= nil then
+    local h = mt.__newindex
+    if type(h) == 'function' then return h(t, k, v) end
+    if h ~= nil then h[k] = v; return end
+  end
+  raw_set(t, k, v)
+end
+raw_setmetatable(G, G_MT)
+
+G.setmetatable = function(t, mt)
+  if t == G then
+    if mt ~= nil and type(mt) ~= 'table' then
+      raw_error("bad argument #2 to 'setmetatable' (nil or table expected)", 2)
+    end
+    if user_mt ~= nil and user_mt.__metatable ~= nil then
+      raw_error('cannot change a protected metatable', 2)
+    end
+    user_mt = mt
+    return t
+  end
+  return raw_setmetatable(t, mt)
+end
+G.getmetatable = function(t)
+  if t == G then
+    if user_mt == nil then return nil end
+    local protected = user_mt.__metatable
+    if protected ~= nil then return protected end
+    return user_mt
+  end
+  return raw_getmetatable(t)
+end
+
+-- A sealed table: reads go to `get` (a Rust function answering in the check convention),
+-- writes and metatable changes are refused.
+local function sealed(name, get)
+  return raw_setmetatable({}, {
+    __index = function(_, k) return check(get(k)) end,
+    __newindex = function(_, k) raise('lua', name .. " is sealed; cannot set '" .. tostring(k) .. "'") end,
+    __metatable = name .. ' is sealed',
+  })
+end
+G.sys = sealed('sys', E.sys_get)
+G.prompt = sealed('prompt', E.prompt_get)
+G.ui = sealed('ui', E.ui_get)
+
+-- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
+-- assigning line. Rust builds the proxies with these metamethods.
+local var_mt_fns = {
+  index = function(t, k) return check(E.var_index(t, k)) end,
+  newindex = function(t, k, v) return check(E.var_newindex(t, k, v)) end,
+  len = function(t) return check(E.var_len(t)) end,
+  pairs = function(t) return check(E.var_pairs(t)) end,
+}
+
+G.json = {
+  null = E.json_null,
+  array = E.json_array,
+  encode = function(v) return check(E.json_encode(v)) end,
+  decode = function(s) return check(E.json_decode(s)) end,
+}
+G.log = function(message) return check(E.log(message)) end
+G.untrusted = function(s) return check(E.untrusted(s)) end
+
+-- Names that later releases fill in. Calling them is a clear error, never a silent no-op.
+local function unavailable_fn(name)
+  return function() raise('lua', name .. ' is not available in this version of Runvil') end
+end
+local function unavailable_table(name, present)
+  return raw_setmetatable(present or {}, {
+    __index = function(_, k) return unavailable_fn(name .. '.' .. tostring(k)) end,
+    __newindex = function(_, k) raise('lua', name .. " is sealed; cannot set '" .. tostring(k) .. "'") end,
+    __metatable = name .. ' is sealed',
+  })
+end
+for _, name in next, { 'call', 'jump', 'require' } do G[name] = unavailable_fn(name) end
+for _, name in next, { 'tasks', 'tools', 'packs', 'store', 'compactors', 'messages' } do
+  G[name] = unavailable_table(name)
+end
+local models = {}
+models.infer = function(p) return check(E.models_infer(p)) end
+models.use = function(role) return check(E.models_use(role)) end
+models.default = function(role) return check(E.models_default(role)) end
+G.models = unavailable_table('models', models)
+
+-- The block runner: each block is a function run under a raw pcall on the Engine's own
+-- coroutine, so an error value keeps its identity and the budget hook can yield to the host.
+local function run_block(f) return raw_pcall(f) end
+
+return {
+  run_block = run_block,
+  argv_value = function() return argv_value end,
+  var_mt_fns = var_mt_fns,
+  is_substitution_error = function(e) return substitution_errors[e] == true end,
+  is_error_value = function(e) return raw_getmetatable(e) == ERR end,
+  make_error = make_error,
+}

@@ -1,0 +1,323 @@
+//! The Rust side of the Engine globals: the functions bootstrap.lua receives as `E`.
+//! Each answers in the check convention (`true, ...` or `false, kind, message`), so the error
+//! values Lua sees are built in one place (bootstrap.lua).
+
+use futures::FutureExt;
+use mlua::{Lua, MultiValue, Table, Value};
+use serde_json::{json, Value as Json};
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use super::values::{self, fail, ok, Answer, Marks, ProxyShims};
+use crate::engine::context::EntryCtx;
+use crate::engine::{models, time};
+use crate::error::{RunError, RunErrorKind};
+use crate::subst::{self, Global, Resolver};
+
+/// The message Lua raises when an allocation fails (the preallocated LUA_ERRMEM string).
+const LUA_MEMORY_ERROR: &str = "not enough memory";
+pub const LOG_MAX_CHARS: usize = 4096;
+
+pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks, shims: &Rc<OnceCell<ProxyShims>>) -> mlua::Result<()> {
+    e.raw_set("h1", ctx.is_h1())?;
+
+    let c = ctx.clone();
+    e.raw_set(
+        "is_control",
+        lua.create_function(move |_, err: Value| {
+            if let Value::String(s) = &err {
+                if s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes() {
+                    c.run.stop_with(super::memory_limit_error(&c).in_section(&c.heading()));
+                }
+            }
+            Ok(c.run.stopped())
+        })?,
+    )?;
+
+    let (c, m, sh) = (ctx.clone(), marks.clone(), shims.clone());
+    e.raw_set("prose", lua.create_function(move |lua, ()| read_prose(lua, &c, &m, &sh))?)?;
+
+    let (c, m) = (ctx.clone(), marks.clone());
+    e.raw_set(
+        "argv_initial",
+        lua.create_function(move |lua, ()| match &*c.chain.argv.borrow() {
+            Some(j) => values::to_lua(lua, j, &m),
+            None => Ok(Value::Nil),
+        })?,
+    )?;
+    let (c, sh) = (ctx.clone(), shims.clone());
+    e.raw_set(
+        "argv_frozen",
+        lua.create_function(move |lua, ()| {
+            let argv = c.chain.argv.borrow().clone();
+            match argv {
+                None | Some(Json::Null) => ok(lua, Value::Nil),
+                Some(j @ (Json::Object(_) | Json::Array(_))) => {
+                    let handle = values::JsonHandle {
+                        root: Rc::new(std::cell::RefCell::new(j)),
+                        path: Vec::new(),
+                        access: values::Access::FrozenArgv,
+                    };
+                    ok(lua, values::make_proxy(lua, shims_of(&sh)?, handle)?)
+                }
+                Some(scalar) => ok(lua, values::to_lua(lua, &scalar, &Marks { array_mt: lua.create_table()? })?),
+            }
+        })?,
+    )?;
+
+    let c = ctx.clone();
+    e.raw_set(
+        "sys_get",
+        lua.create_function(move |lua, key: Value| {
+            let name = key_text(&key);
+            match sys_field(&c, &name) {
+                Some(j) => ok(lua, values::to_lua(lua, &j, &Marks { array_mt: lua.create_table()? })?),
+                None => fail(lua, "lua", format!("unknown sys field '{name}'")),
+            }
+        })?,
+    )?;
+    let c = ctx.clone();
+    e.raw_set("ui_get", lua.create_function(move |lua, key: Value| {
+        match key_text(&key).as_str() {
+            "kind" => ok(lua, c.run.ui.kind.as_str()),
+            "interactive" => ok(lua, c.run.ui.interactive),
+            other => fail(lua, "lua", format!("unknown ui field '{other}'")),
+        }
+    })?)?;
+    let (c, m) = (ctx.clone(), marks.clone());
+    e.raw_set("prompt_get", lua.create_function(move |lua, key: Value| prompt_field(lua, &c, &m, &key_text(&key)))?)?;
+    let (c, m) = (ctx.clone(), marks.clone());
+    e.raw_set("prompt_list", lua.create_function(move |lua, heading: Value| prompt_list(lua, &c, &m, &heading))?)?;
+
+    let sh = shims.clone();
+    e.raw_set("var_index", lua.create_function(move |lua, (t, k): (Table, Value)| values::proxy_index(lua, shims_of(&sh)?, &t, &k))?)?;
+    let m = marks.clone();
+    e.raw_set(
+        "var_newindex",
+        lua.create_function(move |lua, (t, k, v): (Table, Value, Value)| values::proxy_newindex(lua, &m, &t, &k, &v))?,
+    )?;
+    e.raw_set("var_len", lua.create_function(|lua, t: Table| values::proxy_len(lua, &t))?)?;
+    let sh = shims.clone();
+    e.raw_set("var_pairs", lua.create_function(move |lua, t: Table| values::proxy_pairs(lua, shims_of(&sh)?, &t))?)?;
+
+    e.raw_set("json_null", values::json_null())?;
+    let m = marks.clone();
+    e.raw_set(
+        "json_array",
+        lua.create_function(move |lua, items: MultiValue| {
+            let t = lua.create_sequence_from(items)?;
+            t.set_metatable(Some(m.array_mt.clone()))?;
+            Ok(t)
+        })?,
+    )?;
+    let m = marks.clone();
+    e.raw_set(
+        "json_encode",
+        lua.create_function(move |lua, v: Value| match values::to_json(&v, &m) {
+            Ok(j) => ok(lua, j.to_string()),
+            Err(e) => fail(lua, "lua", format!("json.encode: {}", e.describe())),
+        })?,
+    )?;
+    let m = marks.clone();
+    e.raw_set(
+        "json_decode",
+        lua.create_function(move |lua, v: Value| {
+            let Value::String(s) = &v else {
+                return fail(lua, "lua", format!("json.decode takes a string, got {}", v.type_name()));
+            };
+            match serde_json::from_slice::<Json>(&s.as_bytes()) {
+                Ok(j) => ok(lua, values::to_lua(lua, &j, &m)?),
+                Err(e) => fail(lua, "lua", format!("json.decode: invalid JSON: {e}")),
+            }
+        })?,
+    )?;
+
+    let c = ctx.clone();
+    e.raw_set("log", lua.create_function(move |lua, message: Value| log(lua, &c, &message))?)?;
+    let c = ctx.clone();
+    e.raw_set(
+        "untrusted",
+        lua.create_function(move |lua, v: Value| {
+            let text = match &v {
+                Value::String(s) => s.to_string_lossy(),
+                Value::Integer(_) | Value::Number(_) => match lua.coerce_string(v.clone())? {
+                    Some(s) => s.to_string_lossy(),
+                    None => String::new(),
+                },
+                other => return fail(lua, "lua", format!("untrusted takes a string, got {}", other.type_name())),
+            };
+            ok(lua, super::untrusted::envelope(&text, &c.run.nonce))
+        })?,
+    )?;
+
+    let c = ctx.clone();
+    e.raw_set(
+        "models_use",
+        lua.create_function(move |lua, role: Value| match models::select_role(&c, &role, false) {
+            Ok(()) => ok(lua, ()),
+            Err(msg) => fail(lua, "lua", msg),
+        })?,
+    )?;
+    let c = ctx.clone();
+    e.raw_set(
+        "models_default",
+        lua.create_function(move |lua, role: Value| match models::select_role(&c, &role, true) {
+            Ok(()) => ok(lua, ()),
+            Err(msg) => fail(lua, "lua", msg),
+        })?,
+    )?;
+    let c = ctx.clone();
+    e.raw_set(
+        "models_infer",
+        lua.create_async_function(move |lua, prompt: Value| {
+            let c = c.clone();
+            async move {
+                let text = match &prompt {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => return fail(&lua, "lua", format!("models.infer takes a prompt string, got {}", other.type_name())),
+                };
+                let cancelled = c.run.host.cancelled();
+                let reply = futures::select! {
+                    r = models::infer(&c, text).fuse() => r,
+                    _ = cancelled.fuse() => {
+                        c.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+                        Err("the run was cancelled".to_string())
+                    }
+                };
+                match reply {
+                    Ok(text) => ok(&lua, text),
+                    Err(msg) => fail(&lua, "model", msg),
+                }
+            }
+        })?,
+    )?;
+    Ok(())
+}
+
+fn shims_of(cell: &OnceCell<ProxyShims>) -> mlua::Result<&ProxyShims> {
+    cell.get().ok_or_else(|| mlua::Error::runtime("var proxies are not ready before the bootstrap ran"))
+}
+
+fn key_text(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(n) => n.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// The fields of `sys` (`DECISIONS.md`, "Observation, cancellation, facts"). Fields that
+/// appear later (`model`, `reply_finish_reason`, `index`) are absent until their feature sets
+/// them, and reading an absent field raises.
+pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
+    Some(match name {
+        "id" => json!(ctx.id),
+        "when" => json!(ctx.run.started),
+        "now" => json!(time::rfc3339(ctx.run.host.now_ms())),
+        "execution" => json!(ctx.run.execution),
+        "section_name" => json!(ctx.section_name()),
+        "section_count" => json!(ctx.run.prompt.sections.len()),
+        _ => return None,
+    })
+}
+
+fn prompt_field(lua: &Lua, ctx: &EntryCtx, marks: &Marks, name: &str) -> Answer {
+    let p = &ctx.run.prompt;
+    match name {
+        "name" => ok(lua, p.front.name.clone()),
+        "description" => ok(lua, p.front.description.clone()),
+        "sections" => {
+            let headings: Vec<Json> = p.sections.iter().map(|s| json!(s.heading)).collect();
+            ok(lua, values::to_lua(lua, &Json::Array(headings), marks)?)
+        }
+        other => fail(lua, "lua", format!("unknown prompt field '{other}'")),
+    }
+}
+
+fn prompt_list(lua: &Lua, ctx: &EntryCtx, marks: &Marks, heading: &Value) -> Answer {
+    let Value::String(h) = heading else {
+        return fail(lua, "lua", format!("prompt.list takes a section heading, got {}", heading.type_name()));
+    };
+    let p = &ctx.run.prompt;
+    match p.resolve(ctx.section, &h.to_string_lossy()) {
+        Err(msg) => fail(lua, "lua", format!("prompt.list: {msg}")),
+        Ok(i) => match &p.sections[i].list {
+            Some(items) => ok(lua, values::to_lua(lua, &json!(items), marks)?),
+            None => fail(lua, "lua", format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
+        },
+    }
+}
+
+fn log(lua: &Lua, ctx: &EntryCtx, message: &Value) -> Answer {
+    let Value::String(s) = message else {
+        return fail(lua, "lua", format!("log takes a message string, got {}", message.type_name()));
+    };
+    let Ok(text) = s.to_str() else {
+        return fail(lua, "lua", "log message is not valid UTF-8");
+    };
+    let text = text.to_string();
+    if text.chars().count() > LOG_MAX_CHARS {
+        return fail(lua, "lua", format!("log message is longer than {LOG_MAX_CHARS} characters"));
+    }
+    if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n') {
+        return fail(lua, "lua", format!("log message contains the control character U+{:04X}", c as u32));
+    }
+    ctx.run.emit("log", Some(ctx.section_name()), json!({ "id": ctx.id, "message": text }));
+    ok(lua, ())
+}
+
+/// The first read of `prose` in a block renders it; later reads return the same string.
+fn read_prose(lua: &Lua, ctx: &EntryCtx, marks: &Marks, shims: &OnceCell<ProxyShims>) -> Answer {
+    if let Some(text) = &ctx.prose.borrow().rendered {
+        return ok(lua, text.as_str());
+    }
+    let raw = ctx.prose.borrow().raw.clone();
+    let argv = ctx.chain.argv.borrow().clone();
+    let mut resolver = LuaResolver { lua, ctx, marks, argv, _shims: shims };
+    match subst::render(&raw, &mut resolver) {
+        Ok(text) => {
+            ctx.prose.borrow_mut().rendered = Some(text.clone());
+            ok(lua, text)
+        }
+        Err(e) => fail(lua, "lua", e.to_string()),
+    }
+}
+
+/// Substitution's view of a running section: `var`, `sys`, the chain's arguments, the seeded
+/// item, and the section's globals read through `_G` (and so through its metatable).
+struct LuaResolver<'a> {
+    lua: &'a Lua,
+    ctx: &'a EntryCtx,
+    marks: &'a Marks,
+    argv: Option<Json>,
+    _shims: &'a OnceCell<ProxyShims>,
+}
+
+impl Resolver for LuaResolver<'_> {
+    fn args(&self) -> &str {
+        &self.ctx.chain.args
+    }
+    fn argv(&self) -> Option<&Json> {
+        self.argv.as_ref()
+    }
+    fn item(&self) -> Option<&Json> {
+        self.ctx.item.as_ref()
+    }
+    fn var_field(&self, key: &str) -> Option<Json> {
+        self.ctx.chain.var.borrow().get(key).cloned()
+    }
+    fn sys_field(&self, key: &str) -> Option<Json> {
+        sys_field(self.ctx, key)
+    }
+    fn global(&mut self, name: &str) -> Global {
+        match self.lua.globals().get::<Value>(name) {
+            Ok(Value::Nil) => Global::Nil,
+            Ok(v) => match values::to_json(&v, self.marks) {
+                Ok(j) => Global::Data(j),
+                Err(_) => Global::NotData,
+            },
+            Err(_) => Global::NotData,
+        }
+    }
+}

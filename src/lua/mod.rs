@@ -1,0 +1,170 @@
+//! The Lua environment of one section entry: a fresh, sandboxed Lua 5.5 state with the Engine
+//! globals installed (`bootstrap.lua` for the Lua side, [`engine_functions`] for the Rust
+//! side), the instruction hook, and the memory ceiling.
+
+mod globals;
+pub mod untrusted;
+pub mod values;
+
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+use std::rc::Rc;
+
+use crate::engine::context::EntryCtx;
+use crate::error::{RunError, RunErrorKind};
+use values::{Marks, ProxyShims};
+
+/// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
+/// Everything else the base library defines is removed after the bootstrap captured what it
+/// needs (`rawset` for the `_G` metatable).
+const BASE_ALLOWED: &[&str] = &[
+    "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "select", "setmetatable", "tonumber",
+    "tostring", "type", "xpcall", "_G", "_VERSION", "string", "table", "math", "utf8",
+];
+
+/// The hook runs every this many VM instructions: often enough to stop a runaway block
+/// quickly, rarely enough to cost little.
+const HOOK_EVERY: u32 = 1000;
+/// Instructions between turns given to the host's event loop.
+const SLICE: u64 = 1_000_000;
+
+const BOOTSTRAP: &str = include_str!("bootstrap.lua");
+
+/// A section entry's VM and the internals the block runner uses.
+pub struct Vm {
+    pub lua: Lua,
+    pub run_block: Function,
+    pub argv_value: Function,
+    pub is_substitution_error: Function,
+    pub is_error_value: Function,
+    pub marks: Marks,
+}
+
+/// Maps a failure to build or drive a VM to a run error: running out of memory is the memory
+/// ceiling, anything else is an Engine-level Lua error.
+pub fn setup_error(ctx: &EntryCtx, e: mlua::Error) -> RunError {
+    match e {
+        mlua::Error::MemoryError(_) => memory_limit_error(ctx),
+        other => RunError::new(RunErrorKind::Lua, other.to_string()),
+    }
+    .in_section(&ctx.heading())
+}
+
+pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
+    RunError::new(
+        RunErrorKind::Limit,
+        format!(
+            "memory ceiling of {} bytes exceeded in section {}",
+            ctx.run.limits.memory_bytes,
+            ctx.heading()
+        ),
+    )
+}
+
+pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
+    let lua = Lua::new_with(StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8, LuaOptions::new())?;
+    let g = lua.globals();
+    if let Value::Table(string) = g.raw_get::<Value>("string")? {
+        string.raw_set("dump", Value::Nil)?;
+    }
+    let array_mt = lua.create_table()?;
+    array_mt.raw_set("__name", "json.array")?;
+    array_mt.raw_set("__metatable", "json.array")?;
+    let marks = Marks { array_mt };
+
+    let e = lua.create_table()?;
+    // The proxy shims are created by bootstrap.lua, which needs `E` first; the Rust side reads
+    // them back through this cell once bootstrap has returned.
+    let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
+    globals::install(&lua, &e, ctx, &marks, &shims)?;
+
+    let internals: Table = lua.load(BOOTSTRAP).set_name("=runvil bootstrap").call((g.clone(), e))?;
+    let fns: Table = internals.get("var_mt_fns")?;
+    let proxy_shims =
+        ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
+    let _ = shims.set(proxy_shims.clone());
+
+    // Globals that carry run values.
+    g.raw_set("args", ctx.chain.args.as_str())?;
+    let var = values::make_proxy(
+        &lua,
+        &proxy_shims,
+        values::JsonHandle { root: ctx.chain.var.clone(), path: Vec::new(), access: values::Access::Var },
+    )?;
+    g.raw_set("var", var)?;
+    if let Some(item) = &ctx.item {
+        g.raw_set("item", values::to_lua(&lua, item, &marks)?)?;
+    }
+
+    // The sandbox: drop every base global not on the allowlist.
+    let mut remove = Vec::new();
+    for pair in g.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        if let Value::String(name) = &k {
+            let name = name.to_string_lossy();
+            let engine = matches!(
+                name.as_str(),
+                "args" | "var" | "sys" | "prompt" | "ui" | "json" | "log" | "untrusted" | "item"
+            ) || matches!(
+                name.as_str(),
+                "call" | "jump" | "require" | "tasks" | "tools" | "packs" | "store" | "compactors" | "messages" | "models"
+            );
+            if !engine && !BASE_ALLOWED.contains(&name.as_str()) && !matches!(v, Value::Nil) {
+                remove.push(name);
+            }
+        }
+    }
+    for name in remove {
+        g.raw_set(name, Value::Nil)?;
+    }
+
+    install_hook(&lua, ctx)?;
+    lua.set_memory_limit(ctx.run.limits.memory_bytes)?;
+
+    Ok(Vm {
+        run_block: internals.get("run_block")?,
+        argv_value: internals.get("argv_value")?,
+        is_substitution_error: internals.get("is_substitution_error")?,
+        is_error_value: internals.get("is_error_value")?,
+        lua,
+        marks,
+    })
+}
+
+/// The instruction hook: counts the block's budget, stops a stopped run, and every slice asks
+/// Lua to yield so the driver can give the host's event loop a turn.
+fn install_hook(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+    let ctx = ctx.clone();
+    lua.set_global_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| {
+        if ctx.run.stopped() {
+            return Err(mlua::Error::runtime("the run is stopping"));
+        }
+        let n = ctx.instructions.get() + HOOK_EVERY as u64;
+        ctx.instructions.set(n);
+        if n > ctx.run.limits.instructions {
+            ctx.run.stop_with(
+                RunError::new(
+                    RunErrorKind::Limit,
+                    format!(
+                        "instruction budget of {} exceeded in section {}",
+                        ctx.run.limits.instructions,
+                        ctx.heading()
+                    ),
+                )
+                .in_section(&ctx.heading()),
+            );
+            return Err(mlua::Error::runtime("instruction budget exceeded"));
+        }
+        let since = ctx.since_yield.get() + HOOK_EVERY as u64;
+        if since >= SLICE {
+            ctx.since_yield.set(0);
+            ctx.run.check_cancelled();
+            if ctx.run.stopped() {
+                return Err(mlua::Error::runtime("the run is stopping"));
+            }
+            ctx.slice_yield.set(true);
+            return Ok(VmState::Yield);
+        }
+        ctx.since_yield.set(since);
+        Ok(VmState::Continue)
+    })
+}

@@ -1,0 +1,419 @@
+//! Lua values and JSON data: the conversions every Engine global shares, and the proxies that
+//! let Lua read and write JSON held by the Engine (`var`, the frozen `argv`).
+//!
+//! JSON here is `serde_json::Value` with sorted object keys, which is exactly the compact,
+//! key-sorted rendering substitution needs (`001`, "How values render").
+
+use mlua::{AnyUserData, IntoLuaMulti, Lua, MultiValue, Table, UserData, Value};
+use serde_json::{Map, Number, Value as Json};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Why a Lua value is not JSON data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotJson {
+    /// A function, userdata or thread (the Lua type name).
+    Type(&'static str),
+    /// A table that refers to itself or nests deeper than [`MAX_DEPTH`].
+    Cycle,
+    /// A key that cannot be a JSON object key.
+    Key(&'static str),
+    /// NaN or an infinity.
+    NotFinite,
+}
+
+impl NotJson {
+    pub fn describe(&self) -> String {
+        match self {
+            NotJson::Type(t) => format!("a {t} is not JSON data"),
+            NotJson::Cycle => "a table that refers to itself (or nests deeper than 200 levels) is not JSON data".into(),
+            NotJson::Key(t) => format!("a table key of type {t} is not JSON data (keys are strings, or integers 1..n for arrays)"),
+            NotJson::NotFinite => "NaN and infinities are not JSON data".into(),
+        }
+    }
+}
+
+pub const MAX_DEPTH: usize = 200;
+
+/// The per-VM markers conversions need: the `json.array` metatable and `json.null`.
+#[derive(Clone)]
+pub struct Marks {
+    pub array_mt: Table,
+}
+
+pub fn json_null() -> Value {
+    Value::LightUserData(mlua::LightUserData(std::ptr::null_mut()))
+}
+
+pub fn is_json_null(v: &Value) -> bool {
+    matches!(v, Value::LightUserData(p) if p.0.is_null())
+}
+
+/// Converts a Lua value to JSON. Tables marked by `json.array` are arrays; other tables are
+/// arrays when their keys are exactly 1..n (n >= 1), objects otherwise (integer keys become
+/// decimal strings); an empty unmarked table is `{}`. Engine proxies convert to what they show.
+pub fn to_json(v: &Value, marks: &Marks) -> Result<Json, NotJson> {
+    to_json_at(v, marks, 0)
+}
+
+fn number(n: f64) -> Result<Json, NotJson> {
+    Number::from_f64(n).map(Json::Number).ok_or(NotJson::NotFinite)
+}
+
+fn to_json_at(v: &Value, marks: &Marks, depth: usize) -> Result<Json, NotJson> {
+    if depth > MAX_DEPTH {
+        return Err(NotJson::Cycle);
+    }
+    Ok(match v {
+        Value::Nil => Json::Null,
+        Value::Boolean(b) => Json::Bool(*b),
+        Value::Integer(i) => Json::Number((*i).into()),
+        Value::Number(n) => number(*n)?,
+        Value::String(s) => Json::String(s.to_string_lossy()),
+        Value::LightUserData(p) if p.0.is_null() => Json::Null,
+        Value::Table(t) => {
+            let mt = t.metatable();
+            if let Some(mt) = &mt {
+                if let Ok(Value::UserData(ud)) = mt.raw_get::<Value>("__runvil_json") {
+                    if let Ok(h) = ud.borrow::<JsonHandle>() {
+                        return Ok(h.get().unwrap_or(Json::Null));
+                    }
+                }
+            }
+            let is_array_marked = mt.as_ref().map(|m| m == &marks.array_mt).unwrap_or(false);
+            let len = t.raw_len();
+            let mut count = 0usize;
+            let mut all_index = true;
+            for pair in t.pairs::<Value, Value>() {
+                let (k, _) = pair.map_err(|_| NotJson::Cycle)?;
+                count += 1;
+                match k {
+                    Value::Integer(i) if i >= 1 && (i as usize) <= len => {}
+                    _ => all_index = false,
+                }
+            }
+            if is_array_marked || (count > 0 && all_index && count == len) {
+                let mut items = Vec::with_capacity(len);
+                for i in 1..=len {
+                    let item: Value = t.raw_get(i).map_err(|_| NotJson::Cycle)?;
+                    items.push(to_json_at(&item, marks, depth + 1)?);
+                }
+                Json::Array(items)
+            } else {
+                let mut map = Map::new();
+                for pair in t.pairs::<Value, Value>() {
+                    let (k, item) = pair.map_err(|_| NotJson::Cycle)?;
+                    let key = match &k {
+                        Value::String(s) => s.to_string_lossy(),
+                        Value::Integer(i) => i.to_string(),
+                        other => return Err(NotJson::Key(other.type_name())),
+                    };
+                    map.insert(key, to_json_at(&item, marks, depth + 1)?);
+                }
+                Json::Object(map)
+            }
+        }
+        other => return Err(NotJson::Type(other.type_name())),
+    })
+}
+
+/// Plain Lua values for JSON (what `json.decode` returns and the H1 pass's argv starts as):
+/// arrays carry the `json.array` marker, null is `json.null`.
+pub fn to_lua(lua: &Lua, j: &Json, marks: &Marks) -> mlua::Result<Value> {
+    Ok(match j {
+        Json::Null => json_null(),
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => number_to_lua(n),
+        Json::String(s) => Value::String(lua.create_string(s)?),
+        Json::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, item, marks)?)?;
+            }
+            t.set_metatable(Some(marks.array_mt.clone()))?;
+            Value::Table(t)
+        }
+        Json::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, item) in map {
+                t.raw_set(k.as_str(), to_lua(lua, item, marks)?)?;
+            }
+            Value::Table(t)
+        }
+    })
+}
+
+pub fn number_to_lua(n: &Number) -> Value {
+    match n.as_i64() {
+        Some(i) => Value::Integer(i),
+        None => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
+    }
+}
+
+/// One step of a path into JSON data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Who may write through a proxy, and how a refused write is worded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Access {
+    /// `var`: every write is checked to be JSON data at the assigning line.
+    Var,
+    /// The frozen `argv` of the sections after the H1 pass.
+    FrozenArgv,
+}
+
+/// A userdata stored in a proxy's metatable: which JSON value, and where inside it.
+pub struct JsonHandle {
+    pub root: Rc<RefCell<Json>>,
+    pub path: Vec<Step>,
+    pub access: Access,
+}
+
+impl UserData for JsonHandle {}
+
+impl JsonHandle {
+    fn root_name(&self) -> &'static str {
+        match self.access {
+            Access::Var => "var",
+            Access::FrozenArgv => "argv",
+        }
+    }
+
+    /// `var.row.cells[2]`: how messages name a place.
+    pub fn describe(&self, extra: Option<&Step>) -> String {
+        let mut s = self.root_name().to_string();
+        for step in self.path.iter().chain(extra) {
+            match step {
+                Step::Key(k) => {
+                    s.push('.');
+                    s.push_str(k);
+                }
+                Step::Index(i) => s.push_str(&format!("[{i}]")),
+            }
+        }
+        s
+    }
+
+    pub fn get(&self) -> Option<Json> {
+        let root = self.root.borrow();
+        let mut cur = &*root;
+        for step in &self.path {
+            cur = match (step, cur) {
+                (Step::Key(k), Json::Object(m)) => m.get(k)?,
+                (Step::Index(i), Json::Array(a)) => a.get(i - 1)?,
+                _ => return None,
+            };
+        }
+        Some(cur.clone())
+    }
+
+    fn with_target<R>(&self, f: impl FnOnce(&mut Json) -> R) -> Option<R> {
+        let mut root = self.root.borrow_mut();
+        let mut cur = &mut *root;
+        for step in &self.path {
+            cur = match (step, cur) {
+                (Step::Key(k), Json::Object(m)) => m.get_mut(k)?,
+                (Step::Index(i), Json::Array(a)) => a.get_mut(i - 1)?,
+                _ => return None,
+            };
+        }
+        Some(f(cur))
+    }
+}
+
+/// The metamethod shims bootstrap.lua defines for proxies, kept to build new proxies.
+#[derive(Clone)]
+pub struct ProxyShims {
+    pub index: mlua::Function,
+    pub newindex: mlua::Function,
+    pub len: mlua::Function,
+    pub pairs: mlua::Function,
+}
+
+pub fn make_proxy(lua: &Lua, shims: &ProxyShims, handle: JsonHandle) -> mlua::Result<Table> {
+    let guard = match handle.access {
+        Access::Var => "var holds JSON data: its metatable is the Engine's",
+        Access::FrozenArgv => "argv is frozen",
+    };
+    let mt = lua.create_table_with_capacity(0, 6)?;
+    mt.raw_set("__index", shims.index.clone())?;
+    mt.raw_set("__newindex", shims.newindex.clone())?;
+    mt.raw_set("__len", shims.len.clone())?;
+    mt.raw_set("__pairs", shims.pairs.clone())?;
+    mt.raw_set("__metatable", guard)?;
+    mt.raw_set("__runvil_json", lua.create_userdata(handle)?)?;
+    let t = lua.create_table()?;
+    t.set_metatable(Some(mt))?;
+    Ok(t)
+}
+
+pub fn handle_of(t: &Table) -> Option<AnyUserData> {
+    match t.metatable()?.raw_get::<Value>("__runvil_json").ok()? {
+        Value::UserData(ud) => Some(ud),
+        _ => None,
+    }
+}
+
+/// Lua value for a JSON value seen through a proxy: scalars directly, containers as proxies.
+fn proxied(lua: &Lua, shims: &ProxyShims, parent: &JsonHandle, step: Step, j: &Json) -> mlua::Result<Value> {
+    Ok(match j {
+        Json::Array(_) | Json::Object(_) => {
+            let mut path = parent.path.clone();
+            path.push(step);
+            Value::Table(make_proxy(lua, shims, JsonHandle { root: parent.root.clone(), path, access: parent.access })?)
+        }
+        Json::Null => json_null(),
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => number_to_lua(n),
+        Json::String(s) => Value::String(lua.create_string(s)?),
+    })
+}
+
+/// A key Lua used on a proxy, as a step into the JSON container it addresses.
+fn step_for(container: &Json, key: &Value) -> Result<Option<Step>, String> {
+    match (container, key) {
+        (Json::Array(_), Value::Integer(i)) if *i >= 1 => Ok(Some(Step::Index(*i as usize))),
+        (Json::Array(_), Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 => Ok(Some(Step::Index(*n as usize))),
+        (Json::Array(_), _) => Ok(None),
+        (Json::Object(_), Value::String(s)) => Ok(Some(Step::Key(s.to_string_lossy()))),
+        (Json::Object(_), Value::Integer(i)) => Ok(Some(Step::Key(i.to_string()))),
+        (Json::Object(_), other) => Err(format!("keys must be strings or integers, got {}", other.type_name())),
+        _ => Ok(None),
+    }
+}
+
+pub type Answer = mlua::Result<MultiValue>;
+
+pub fn ok(lua: &Lua, values: impl mlua::IntoLuaMulti) -> Answer {
+    let mut mv = values.into_lua_multi(lua)?;
+    mv.push_front(Value::Boolean(true));
+    Ok(mv)
+}
+
+pub fn fail(lua: &Lua, kind: &str, message: impl AsRef<str>) -> Answer {
+    (false, kind, message.as_ref()).into_lua_multi(lua)
+}
+
+pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
+    let Some(ud) = handle_of(t) else { return ok(lua, Value::Nil) };
+    let h = ud.borrow::<JsonHandle>()?;
+    let Some(here) = h.get() else { return ok(lua, Value::Nil) };
+    let step = match step_for(&here, key) {
+        Ok(Some(step)) => step,
+        _ => return ok(lua, Value::Nil),
+    };
+    let child = match (&here, &step) {
+        (Json::Object(m), Step::Key(k)) => m.get(k),
+        (Json::Array(a), Step::Index(i)) => a.get(i - 1),
+        _ => None,
+    };
+    match child {
+        None => ok(lua, Value::Nil),
+        Some(j) => ok(lua, proxied(lua, shims, &h, step, j)?),
+    }
+}
+
+pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &Value) -> Answer {
+    let Some(ud) = handle_of(t) else { return ok(lua, ()) };
+    let h = ud.borrow::<JsonHandle>()?;
+    if h.access == Access::FrozenArgv {
+        let k = match key {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Integer(i) => i.to_string(),
+            other => other.type_name().to_string(),
+        };
+        return fail(lua, "lua", format!("argv is frozen after the H1 pass; cannot set '{k}'"));
+    }
+    let Some(here) = h.get() else {
+        return fail(lua, "lua", format!("{} no longer exists in var", h.describe(None)));
+    };
+    let step = match step_for(&here, key) {
+        Ok(Some(step)) => step,
+        Ok(None) => {
+            return fail(lua, "lua", format!("{} is an array: its keys are integers from 1", h.describe(None)));
+        }
+        Err(e) => return fail(lua, "lua", format!("{}: {e}", h.describe(None))),
+    };
+    let new = if value.is_nil() {
+        None
+    } else {
+        match to_json(value, marks) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                return fail(lua, "lua", format!("var holds JSON data only: cannot set {}: {}", h.describe(Some(&step)), e.describe()));
+            }
+        }
+    };
+    let place = h.describe(Some(&step));
+    let result = h.with_target(|target| -> Result<(), String> {
+        match (target, step, new) {
+            (Json::Object(m), Step::Key(k), Some(j)) => {
+                m.insert(k, j);
+            }
+            (Json::Object(m), Step::Key(k), None) => {
+                m.remove(&k);
+            }
+            (Json::Array(a), Step::Index(i), new) => {
+                let len = a.len();
+                match new {
+                    Some(j) if i <= len => a[i - 1] = j,
+                    Some(j) if i == len + 1 => a.push(j),
+                    Some(_) => {
+                        return Err(format!(
+                            "cannot set {place}: the array has {len} items, and JSON arrays have no holes"
+                        ))
+                    }
+                    // Removing the last item shortens the array; a hole elsewhere becomes null.
+                    None if i == len => {
+                        a.pop();
+                    }
+                    None if i < len => a[i - 1] = Json::Null,
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    });
+    match result {
+        Some(Err(e)) => fail(lua, "lua", e),
+        _ => ok(lua, ()),
+    }
+}
+
+pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
+    let n = handle_of(t)
+        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.get()))
+        .map(|j| if let Json::Array(a) = j { a.len() } else { 0 })
+        .unwrap_or(0);
+    ok(lua, n)
+}
+
+/// `pairs(proxy)`: iterates a snapshot of the keys taken when `pairs` is called.
+pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
+    let keys: Vec<Value> = match handle_of(t).and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.get())) {
+        Some(Json::Object(m)) => m.keys().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
+        Some(Json::Array(a)) => (1..=a.len()).map(|i| Value::Integer(i as i64)).collect(),
+        _ => Vec::new(),
+    };
+    let shims = shims.clone();
+    let pos = std::cell::Cell::new(0usize);
+    let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| {
+        loop {
+            let i = pos.get();
+            let Some(k) = keys.get(i) else { return Ok((Value::Nil, Value::Nil)) };
+            pos.set(i + 1);
+            let mut v = proxy_index(lua, &shims, &t, k)?;
+            v.pop_front();
+            let v = v.pop_front().unwrap_or(Value::Nil);
+            if !v.is_nil() {
+                return Ok((k.clone(), v));
+            }
+        }
+    })?;
+    ok(lua, (iter, t.clone(), Value::Nil))
+}

@@ -1,0 +1,374 @@
+//! YAML frontmatter: the `---` block at the top of a prompt, parsed with serde_yaml and checked
+//! against the keys `DECISIONS.md` allows. Every failure is a `Frontmatter` error; where the
+//! mistake has a place in the file, the error carries its line and column.
+
+use serde_yaml::Value as Yaml;
+use std::collections::BTreeMap;
+
+use crate::error::{RunError, RunErrorKind};
+
+/// What the frontmatter declares. Absent keys take the implicit defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Frontmatter {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Pack ids in declaration order, each as written (`web`, `acme/poop`).
+    pub uses: Vec<String>,
+    /// Role label -> spec object (as JSON), in label order.
+    pub models: BTreeMap<String, serde_json::Value>,
+    /// `None`: no `args:` key, the implicit `{prose = args}` declaration applies.
+    pub args: Option<BTreeMap<String, serde_json::Value>>,
+    pub input: Vec<String>,
+    pub output: Vec<String>,
+    pub max_tool_iterations: Option<u64>,
+}
+
+pub const ALLOWED_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "runvil",
+    "promptforge",
+    "uses",
+    "models",
+    "args",
+    "input",
+    "output",
+    "max_tool_iterations",
+];
+
+/// Splits `source` into (frontmatter text, its first line number, body offset).
+/// A prompt without a leading `---` line has no frontmatter.
+pub fn split(source: &str) -> Result<Option<(&str, usize)>, RunError> {
+    let first_end = source.find('\n').unwrap_or(source.len());
+    if source[..first_end].trim_end() != "---" {
+        return Ok(None);
+    }
+    let mut pos = first_end + 1;
+    let mut line = 2;
+    while pos <= source.len() {
+        let end = source[pos..].find('\n').map(|i| pos + i).unwrap_or(source.len());
+        let text = source[pos..end].trim_end();
+        if text == "---" || text == "..." {
+            let body_start = (end + 1).min(source.len());
+            return Ok(Some((&source[first_end + 1..pos], body_start)));
+        }
+        if end == source.len() {
+            break;
+        }
+        pos = end + 1;
+        line += 1;
+    }
+    let _ = line;
+    Err(RunError::at(
+        RunErrorKind::Frontmatter,
+        "invalid frontmatter: the `---` block opened at line 1 is never closed by a `---` line",
+        1,
+        1,
+    ))
+}
+
+fn type_name(v: &Yaml) -> &'static str {
+    match v {
+        Yaml::Null => "null",
+        Yaml::Bool(_) => "a boolean",
+        Yaml::Number(_) => "a number",
+        Yaml::String(_) => "a string",
+        Yaml::Sequence(_) => "a list",
+        Yaml::Mapping(_) => "a map",
+        Yaml::Tagged(_) => "a tagged value",
+    }
+}
+
+/// Finds where `key:` starts at the top level of the frontmatter (1-based file line, column).
+fn key_position(text: &str, first_line: usize, key: &str) -> (usize, usize) {
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim_start_matches(['"', '\'']);
+        if t.starts_with(key) && t[key.len()..].trim_start_matches(['"', '\'']).trim_start().starts_with(':') && !l.starts_with(' ') {
+            return (first_line + i, 1);
+        }
+    }
+    (first_line, 1)
+}
+
+/// Finds a list entry's position: the first line after `key:` whose text holds the entry.
+fn entry_position(text: &str, first_line: usize, key: &str, entry: &str) -> (usize, usize) {
+    let (key_line, _) = key_position(text, first_line, key);
+    for (i, l) in text.lines().enumerate().skip(key_line - first_line) {
+        if let Some(col) = l.find(entry) {
+            return (first_line + i, col + 1);
+        }
+    }
+    (key_line, 1)
+}
+
+fn err(message: String, pos: (usize, usize)) -> RunError {
+    RunError::at(RunErrorKind::Frontmatter, message, pos.0, pos.1)
+}
+
+/// Parses and checks the frontmatter text that starts at file line `first_line`.
+pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
+    let doc: Yaml = serde_yaml::from_str(text).map_err(|e| {
+        let (line, col) = e.location().map(|l| (first_line + l.line() - 1, l.column())).unwrap_or((first_line, 1));
+        let msg = e.to_string();
+        // serde_yaml appends " at line X column Y" in its own numbering; ours is the file's.
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        err(format!("invalid frontmatter: {msg} (line {line}, column {col})"), (line, col))
+    })?;
+    let map = match doc {
+        Yaml::Null => return Ok(Frontmatter::default()),
+        Yaml::Mapping(m) => m,
+        other => {
+            return Err(err(
+                format!("invalid frontmatter: expected a map of keys, got {}", type_name(&other)),
+                (first_line, 1),
+            ))
+        }
+    };
+    let mut fm = Frontmatter::default();
+    for (k, v) in map {
+        let key = match &k {
+            Yaml::String(s) => s.clone(),
+            other => {
+                return Err(err(
+                    format!("invalid frontmatter: keys must be strings, got {}", type_name(other)),
+                    (first_line, 1),
+                ))
+            }
+        };
+        let pos = key_position(text, first_line, &key);
+        let string_value = |v: &Yaml| -> Result<String, RunError> {
+            match v {
+                Yaml::String(s) => Ok(s.clone()),
+                other => Err(err(
+                    format!("invalid frontmatter: `{key}` must be a string, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                    pos,
+                )),
+            }
+        };
+        match key.as_str() {
+            "name" => fm.name = Some(string_value(&v)?),
+            "description" => fm.description = Some(string_value(&v)?),
+            "runvil" | "promptforge" => {
+                let ok = matches!(&v, Yaml::Number(n) if n.as_u64() == Some(0));
+                if !ok {
+                    let shown = serde_yaml::to_string(&v).unwrap_or_default();
+                    return Err(err(
+                        format!(
+                            "invalid frontmatter: unsupported language version `{key}: {}` (line {}, column {}); this engine runs version 0",
+                            shown.trim(),
+                            pos.0,
+                            pos.1
+                        ),
+                        pos,
+                    ));
+                }
+            }
+            "uses" => fm.uses = parse_uses(&v, text, first_line, pos)?,
+            "models" => fm.models = parse_models(&v, pos)?,
+            "args" => fm.args = Some(parse_args(&v, pos)?),
+            "input" | "output" => {
+                let list = string_list(&v, &key, pos)?;
+                if key == "input" {
+                    fm.input = list
+                } else {
+                    fm.output = list
+                }
+            }
+            "max_tool_iterations" => match v.as_u64() {
+                Some(n) if n >= 1 => fm.max_tool_iterations = Some(n),
+                _ => {
+                    return Err(err(
+                        format!(
+                            "invalid frontmatter: `max_tool_iterations` must be a positive integer (line {}, column {})",
+                            pos.0, pos.1
+                        ),
+                        pos,
+                    ))
+                }
+            },
+            _ => {
+                return Err(err(
+                    format!(
+                        "invalid frontmatter: unknown key `{key}` (line {}, column {}); allowed keys: {}",
+                        pos.0,
+                        pos.1,
+                        ALLOWED_KEYS.join(", ")
+                    ),
+                    pos,
+                ))
+            }
+        }
+    }
+    Ok(fm)
+}
+
+fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, RunError> {
+    let bad = || {
+        err(
+            format!("invalid frontmatter: `{key}` must be a list of store paths (line {}, column {})", pos.0, pos.1),
+            pos,
+        )
+    };
+    match v {
+        Yaml::Null => Ok(vec![]),
+        Yaml::Sequence(items) => items.iter().map(|i| i.as_str().map(str::to_string).ok_or_else(bad)).collect(),
+        _ => Err(bad()),
+    }
+}
+
+/// The alias grammar shared by role labels, arg names and local tool aliases.
+pub fn is_alias(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_alphabetic()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+}
+
+fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
+    serde_json::to_value(v).ok()
+}
+
+fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_json::Value>, RunError> {
+    let map = match v {
+        Yaml::Null => return Ok(BTreeMap::new()),
+        Yaml::Mapping(m) => m,
+        other => {
+            return Err(err(
+                format!("invalid frontmatter: `models` must be a map of role labels, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                pos,
+            ))
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (k, spec) in map {
+        let label = k.as_str().unwrap_or_default().to_string();
+        if !is_alias(&label) {
+            return Err(err(
+                format!(
+                    "invalid frontmatter: invalid role label `{}` under models: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
+                    serde_yaml::to_string(k).unwrap_or_default().trim(),
+                    pos.0,
+                    pos.1
+                ),
+                pos,
+            ));
+        }
+        let spec = match spec {
+            Yaml::Null => serde_json::json!({}),
+            Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| serde_json::json!({})),
+            other => {
+                return Err(err(
+                    format!("invalid frontmatter: the spec of role `{label}` must be a map, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                    pos,
+                ))
+            }
+        };
+        out.insert(label, spec);
+    }
+    Ok(out)
+}
+
+fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_json::Value>, RunError> {
+    let map = match v {
+        Yaml::Mapping(m) => m,
+        other => {
+            return Err(err(
+                format!("invalid frontmatter: `args` must be a map of argument names, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                pos,
+            ))
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (k, decl) in map {
+        let name = k.as_str().unwrap_or_default().to_string();
+        if !is_alias(&name) {
+            return Err(err(
+                format!(
+                    "invalid frontmatter: invalid argument name `{}` under args: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
+                    serde_yaml::to_string(k).unwrap_or_default().trim(),
+                    pos.0,
+                    pos.1
+                ),
+                pos,
+            ));
+        }
+        let decl = yaml_to_json(decl).unwrap_or(serde_json::Value::Null);
+        let ty = decl.get("type").and_then(|t| t.as_str());
+        const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array", "null"];
+        if !matches!(ty, Some(t) if TYPES.contains(&t)) {
+            return Err(err(
+                format!(
+                    "invalid frontmatter: argument `{name}` needs a JSON type, such as {{ type: string }} (line {}, column {})",
+                    pos.0, pos.1
+                ),
+                pos,
+            ));
+        }
+        out.insert(name, decl);
+    }
+    Ok(out)
+}
+
+/// `uses:` entries: one segment (a bare Pack id, `runvil/<id>`) or `vendor/name`.
+fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> Result<Vec<String>, RunError> {
+    const EXPECTED: &str = "expected a Pack id, such as `web`, or vendor/name, such as `acme/web`";
+    let items = match v {
+        Yaml::Null => return Ok(vec![]),
+        Yaml::Sequence(items) => items,
+        _ => {
+            return Err(err(
+                format!("invalid frontmatter: `uses` must be a list: {EXPECTED} (line {}, column {})", pos.0, pos.1),
+                pos,
+            ))
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let entry = match item {
+            Yaml::String(s) => s.clone(),
+            other => {
+                return Err(err(
+                    format!("invalid frontmatter: invalid uses entry ({}): {EXPECTED} (line {}, column {})", type_name(other), pos.0, pos.1),
+                    pos,
+                ))
+            }
+        };
+        if let Err(reason) = check_uses_entry(&entry) {
+            let at = entry_position(text, first_line, "uses", &entry);
+            return Err(err(format!("invalid frontmatter: invalid uses entry `{entry}`: {reason}"), at));
+        }
+        out.push(entry);
+    }
+    // A run holds one Pack per Pack id: the id is the last segment of the entry.
+    let pack_id = |e: &str| e.rsplit('/').next().unwrap_or(e).to_string();
+    for (i, e) in out.iter().enumerate() {
+        let id = pack_id(e);
+        if out[..i].iter().any(|p| pack_id(p) == id) {
+            return Err(RunError::new(
+                RunErrorKind::Frontmatter,
+                format!("invalid frontmatter: Pack id {id} is declared more than once under uses"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+pub fn check_uses_entry(entry: &str) -> Result<(), &'static str> {
+    let segments: Vec<&str> = entry.split('/').collect();
+    for s in &segments {
+        if s.is_empty() {
+            return Err("segments must not be empty");
+        }
+        if s.chars().any(char::is_control) {
+            return Err("segments must not contain a control character");
+        }
+        if !s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'_' | b'.')) {
+            return Err("segments may contain only lowercase ASCII letters, digits, '-', '_', '.'");
+        }
+    }
+    if segments.len() > 2 {
+        return Err("a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`");
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! A native host for engine tests: records events, answers models from scripts, and can be
+//! cancelled.
+#![allow(dead_code)]
+
+use futures::future::LocalBoxFuture;
+use runvil::{Host, RunError, RunOptions};
+use serde_json::{json, Value as Json};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+#[derive(Default)]
+pub struct TestHost {
+    pub events: RefCell<Vec<Json>>,
+    pub cancelled: Cell<bool>,
+    /// Cancel once this many slices have yielded (a stand-in for a timer firing).
+    pub cancel_after_yields: Cell<Option<u32>>,
+    pub yields: Cell<u32>,
+    pub replies: RefCell<HashMap<String, Vec<String>>>,
+    pub requests: RefCell<Vec<Json>>,
+}
+
+impl Host for TestHost {
+    fn emit(&self, event: Json) {
+        self.events.borrow_mut().push(event);
+    }
+    fn now_ms(&self) -> f64 {
+        1_796_070_661_000.0
+    }
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.get()
+    }
+    fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::pending())
+    }
+    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
+        self.yields.set(self.yields.get() + 1);
+        if let Some(n) = self.cancel_after_yields.get() {
+            if self.yields.get() >= n {
+                self.cancelled.set(true);
+            }
+        }
+        Box::pin(futures::future::ready(()))
+    }
+    fn has_model(&self, role: &str, _spec: &Json) -> bool {
+        self.replies.borrow().contains_key(role)
+    }
+    fn call_model(&self, role: &str, _spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+        self.requests.borrow_mut().push(request);
+        let reply = {
+            let mut replies = self.replies.borrow_mut();
+            let list = replies.get_mut(role).expect("bound role");
+            if list.is_empty() { Err("scripted model has no reply left".to_string()) } else { Ok(list.remove(0)) }
+        };
+        Box::pin(async move { reply.map(|text| json!({ "content": text, "finish_reason": "stop", "model": "scripted" })) })
+    }
+}
+
+pub fn run_with(host: Rc<TestHost>, source: &str, args: &str, configure: impl FnOnce(&mut RunOptions)) -> Result<Option<String>, RunError> {
+    let mut options = RunOptions { args: args.to_string(), seed: 42, ..Default::default() };
+    configure(&mut options);
+    futures::executor::block_on(runvil::run(source, options, host))
+}
+
+pub fn run(source: &str, args: &str) -> Result<Option<String>, RunError> {
+    run_with(Rc::new(TestHost::default()), source, args, |_| {})
+}
+
+/// The run result text; panics with the run error otherwise.
+pub fn result(source: &str, args: &str) -> String {
+    match run(source, args) {
+        Ok(Some(text)) => text,
+        Ok(None) => panic!("the run returned no result"),
+        Err(e) => panic!("the run failed: {e}"),
+    }
+}
+
+pub fn error(source: &str, args: &str) -> RunError {
+    match run(source, args) {
+        Ok(r) => panic!("the run succeeded with {r:?}"),
+        Err(e) => e,
+    }
+}
+
+/// A prompt with the usual frontmatter around a body.
+pub fn prompt(body: &str) -> String {
+    format!("---\nname: t\ndescription: test\nrunvil: 0\n---\n\n# T\n\n{body}")
+}
