@@ -1,15 +1,37 @@
-//! TEMPORARY skeleton of the JS bridge, replaced by the real engine bridge. Exists only so
-//! the packaging work can start against the export interface in docs/bridge.md.
+//! The JS bridge: the only module that knows about JavaScript. It turns the wrapper's options
+//! into [`RunOptions`] and a [`JsHost`], runs the engine, and answers with a plain outcome
+//! object (docs/bridge.md). It never rejects for a prompt's own failure.
+
+mod host;
 mod wasi_shim;
+
+use js_sys::{Promise, Reflect};
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+
+use crate::engine::{LimitOverrides, RunOptions, Ui};
+use crate::error::RunError;
+use host::JsHost;
 
 extern "C" {
     fn __wasm_call_ctors();
 }
 
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(s: &str);
+}
+
 #[wasm_bindgen(start)]
 fn start() {
+    // C constructors of the Lua/libc objects; without this call the linker would wrap every
+    // export in constructor calls.
     unsafe { __wasm_call_ctors() };
+    // A panic aborts the instance (the wrapper then builds a fresh one); say why first.
+    std::panic::set_hook(Box::new(|info| console_error(&format!("runvil engine panic: {info}"))));
 }
 
 #[wasm_bindgen(js_name = engineVersion)]
@@ -17,25 +39,75 @@ pub fn engine_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Runs one prompt. `options` follows docs/bridge.md.
 #[wasm_bindgen(js_name = runPrompt)]
-pub fn run_prompt(source: String, options: JsValue) -> js_sys::Promise {
-    let _ = options;
+pub fn run_prompt(source: String, options: JsValue) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
-        let lua = mlua::Lua::new();
-        let out = js_sys::Object::new();
-        match lua.load(&source).eval::<String>() {
-            Ok(s) => {
-                js_sys::Reflect::set(&out, &"ok".into(), &true.into())?;
-                js_sys::Reflect::set(&out, &"result".into(), &s.into())?;
+        let seed_text = get(&options, "seed").as_string().unwrap_or_default();
+        let outcome = match seed_text.parse::<u64>() {
+            Err(_) => failure_outcome(
+                &RunError::new(crate::error::RunErrorKind::Parse, format!("invalid seed {seed_text:?}: expected a decimal u64")),
+                &seed_text,
+            ),
+            Ok(seed) => {
+                let run_options = RunOptions {
+                    args: get(&options, "args").as_string().unwrap_or_default(),
+                    seed,
+                    limits: limits(&get(&options, "limits")),
+                    ui: ui(&get(&options, "ui")),
+                };
+                let host = Rc::new(JsHost::new(&options));
+                match crate::engine::run(&source, run_options, host).await {
+                    Ok(result) => json!({ "ok": true, "result": result, "seed": seed_text }),
+                    Err(e) => failure_outcome(&e, &seed_text),
+                }
             }
-            Err(e) => {
-                let err = js_sys::Object::new();
-                js_sys::Reflect::set(&err, &"kind".into(), &"Lua".into())?;
-                js_sys::Reflect::set(&err, &"message".into(), &e.to_string().into())?;
-                js_sys::Reflect::set(&out, &"ok".into(), &false.into())?;
-                js_sys::Reflect::set(&out, &"error".into(), &err)?;
-            }
-        }
-        Ok(out.into())
+        };
+        Ok(to_js(&outcome))
     })
+}
+
+fn failure_outcome(e: &RunError, seed: &str) -> Json {
+    let mut error = json!({ "kind": e.kind.as_str(), "message": e.message });
+    if let Some(line) = e.line {
+        error["line"] = json!(line);
+    }
+    if let Some(column) = e.column {
+        error["column"] = json!(column);
+    }
+    if let Some(section) = &e.section {
+        error["section"] = json!(section);
+    }
+    json!({ "ok": false, "error": error, "seed": seed })
+}
+
+pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() || obj.is_function() {
+        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+/// JSON data as plain JS values (objects, not Maps; integers as numbers).
+pub(crate) fn to_js(value: &Json) -> JsValue {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+}
+
+fn limits(v: &JsValue) -> LimitOverrides {
+    let num = |k: &str| get(v, k).as_f64().filter(|n| n.is_finite() && *n >= 0.0);
+    LimitOverrides {
+        instructions: num("instructions").map(|n| n as u64),
+        memory_bytes: num("memoryBytes").map(|n| n as usize),
+        max_tool_iterations: num("maxToolIterations").map(|n| n as u64),
+        fanout_concurrency: num("fanoutConcurrency").map(|n| n as u64),
+    }
+}
+
+fn ui(v: &JsValue) -> Ui {
+    let default = Ui::default();
+    Ui {
+        kind: get(v, "kind").as_string().unwrap_or(default.kind),
+        interactive: get(v, "interactive").as_bool().unwrap_or(default.interactive),
+    }
 }

@@ -1,0 +1,134 @@
+//! [`Host`] over the wrapper's JS callbacks: `onEvent`, the `AbortSignal`, `yieldNow`, and the
+//! model functions.
+
+use futures::future::LocalBoxFuture;
+use js_sys::{Function, Promise, Reflect};
+use serde_json::Value as Json;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::{get, to_js};
+use crate::host::Host;
+
+pub struct JsHost {
+    on_event: Option<Function>,
+    signal: JsValue,
+    /// Resolves when the signal aborts; created once per run.
+    aborted: Option<Promise>,
+    yield_now: Option<Function>,
+    models: JsValue,
+    /// Model functions already looked up, per role (the function form is asked once).
+    bound: RefCell<HashMap<String, Option<Function>>>,
+}
+
+impl JsHost {
+    pub fn new(options: &JsValue) -> Self {
+        let signal = get(options, "signal");
+        let aborted = (!signal.is_undefined()).then(|| {
+            let target = signal.clone();
+            Promise::new(&mut |resolve, _| {
+                if get(&target, "aborted").as_bool() == Some(true) {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                    return;
+                }
+                let opts = js_sys::Object::new();
+                let _ = Reflect::set(&opts, &"once".into(), &true.into());
+                if let Ok(add) = get(&target, "addEventListener").dyn_into::<Function>() {
+                    let _ = add.call3(&target, &"abort".into(), &resolve, &opts);
+                }
+            })
+        });
+        JsHost {
+            on_event: get(options, "onEvent").dyn_into().ok(),
+            signal,
+            aborted,
+            yield_now: get(options, "yieldNow").dyn_into().ok(),
+            models: get(options, "models"),
+            bound: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn model_fn(&self, role: &str, spec: &Json) -> Option<Function> {
+        if let Some(found) = self.bound.borrow().get(role) {
+            return found.clone();
+        }
+        let found = if let Some(f) = self.models.dyn_ref::<Function>() {
+            f.call2(&JsValue::UNDEFINED, &role.into(), &to_js(spec)).ok().and_then(|v| v.dyn_into::<Function>().ok())
+        } else {
+            get(&self.models, role).dyn_into::<Function>().ok()
+        };
+        self.bound.borrow_mut().insert(role.to_string(), found.clone());
+        found
+    }
+}
+
+/// A model-safe text for a thrown JS value.
+fn error_text(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| "the model call failed".into())
+}
+
+impl Host for JsHost {
+    fn emit(&self, event: Json) {
+        if let Some(f) = &self.on_event {
+            // The observer cannot change the run: whatever it throws is ignored.
+            let _ = f.call1(&JsValue::UNDEFINED, &to_js(&event));
+        }
+    }
+
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn is_cancelled(&self) -> bool {
+        get(&self.signal, "aborted").as_bool() == Some(true)
+    }
+
+    fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
+        match &self.aborted {
+            Some(p) => {
+                let fut = JsFuture::from(p.clone());
+                Box::pin(async move {
+                    let _ = fut.await;
+                })
+            }
+            None => Box::pin(futures::future::pending()),
+        }
+    }
+
+    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
+        let promise = self.yield_now.as_ref().and_then(|f| f.call0(&JsValue::UNDEFINED).ok());
+        Box::pin(async move {
+            if let Some(p) = promise {
+                let _ = JsFuture::from(Promise::resolve(&p)).await;
+            }
+        })
+    }
+
+    fn has_model(&self, role: &str, spec: &Json) -> bool {
+        self.model_fn(role, spec).is_some()
+    }
+
+    fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+        let Some(f) = self.model_fn(role, spec) else {
+            let role = role.to_string();
+            return Box::pin(async move { Err(format!("no model is bound to the role {role}")) });
+        };
+        let req = to_js(&request);
+        let _ = Reflect::set(&req, &"signal".into(), &self.signal);
+        let called = f.call1(&JsValue::UNDEFINED, &req);
+        Box::pin(async move {
+            let value = match called {
+                Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
+                Err(e) => return Err(error_text(&e)),
+            };
+            serde_wasm_bindgen::from_value::<Json>(value)
+                .map_err(|_| "the model's reply is not a JSON object".to_string())
+                .and_then(|j| if j.is_object() { Ok(j) } else { Err("the model's reply is not an object".into()) })
+        })
+    }
+}
