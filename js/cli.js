@@ -11,7 +11,8 @@ Runs a Runvil prompt and prints its result text to stdout (nothing when the resu
 
   --args TEXT           the run's argument string (default: empty)
   --seed N              run seed, a decimal u64 (default: random); printed to stderr with --events
-  --events              print every run event as one JSON line to stderr, in order
+  --events              print every run event as one JSON line to stderr, in order, then a
+                        last line {"event":"outcome","ok":...,"seed":"..."}
   --model-script FILE   JSON array of scripted replies (strings or reply objects), served to every
                         model role in order; the run fails when the script runs out
 

@@ -8,7 +8,7 @@
 // rewritten into a factory, `createBindings()`, whose every call gets its own glue state. The
 // rewrite is checked (it fails loudly when a new wasm-bindgen changes the text it relies on) and
 // the result is smoke-tested by instantiating it twice.
-import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync, chmodSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -138,6 +138,7 @@ async function main() {
   for (const file of readdirSync(join(ROOT, 'js'))) {
     copyFileSync(join(ROOT, 'js', file), join(outDir, file));
   }
+  chmodSync(join(outDir, 'cli.js'), 0o755); // the npm bin
   writeFileSync(
     join(outDir, 'version.js'),
     `// Generated from Cargo.toml by tools/make-package.mjs.\nexport const version = ${JSON.stringify(version)};\n`,
