@@ -1,3 +1,4 @@
+/* @ts-self-types="./index.d.ts" */
 // runvil: the default entry point (Node, Deno, Bun, browsers, bundlers).
 import { loadModule } from './load.js';
 import { makeEngine } from './engine.js';

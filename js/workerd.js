@@ -1,3 +1,4 @@
+/* @ts-self-types="./index.d.ts" */
 // runvil/workerd: the entry point for Cloudflare Workers (workerd). workerd refuses to compile wasm
 // from bytes at run time, so the module arrives as a wasm module binding of the bundled file.
 import wasmModule from './runvil_bg.wasm';

@@ -101,3 +101,13 @@ test('Deno: the default entry runs the smoke prompt', { timeout: 120_000 }, asyn
   });
   assert.equal(stdout, `${SMOKE_RESULT}\n`);
 });
+
+test('Deno: index.d.ts type-checks typical uses of the API (deno check, strict)', { timeout: 120_000 }, async () => {
+  const deno = join(BIN, 'deno');
+  assert.ok(existsSync(deno), `${deno} is missing (npm dev dependency deno)`);
+  await new Promise((resolve, reject) => {
+    execFile(deno, ['check', '--no-config', '--no-lock', join(FIXTURES, 'types-check.ts')],
+      { env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
+      (error, _out, err) => (error ? reject(new Error(`deno check failed:\n${err}`)) : resolve()));
+  });
+});
