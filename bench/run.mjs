@@ -1,0 +1,166 @@
+// Runvil benchmarks: package size, cold start, per-section cost, and raw Lua speed against native
+// lua5.4, wasmoon and fengari measured in the same run. Prints medians; see bench/README.md.
+//
+//   node bench/run.mjs [--quick]
+import { readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { createEngine } from '../pkg/index.js';
+import { engineIsStub } from '../tools/engine-is-stub.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const QUICK = process.argv.includes('--quick');
+const RUNS = QUICK ? 3 : 5;
+const SLOW_RUNS = QUICK ? 1 : 3; // fengari is ~30x slower than native
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const ms = (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
+
+async function sample(runs, fn) {
+  const times = [];
+  let value;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    value = await fn();
+    times.push(performance.now() - t0);
+  }
+  return { ms: median(times), value };
+}
+
+// The pure-Lua workload; valid Lua 5.3-5.5. The LCG uses floats (exact below 2^53) because fengari's
+// integers are 32-bit; the checksum shows every VM did the same work.
+const WORKLOAD = `
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local f = fib(27)
+local parts = {}
+for i = 1, 200000 do parts[i] = tostring(i % 97) end
+local s = table.concat(parts, ",")
+local seed, nums = 12345.0, {}
+for i = 1, 200000 do
+  seed = (seed * 16807.0) % 2147483647.0
+  nums[i] = seed
+end
+table.sort(nums)
+return string.format("%.0f", f + #s + nums[1] + nums[100000] + nums[200000])
+`;
+
+function sectionsPrompt(n) {
+  let out = '# Sections\n';
+  for (let k = 1; k <= n; k++) {
+    out += `\n## S${k}\n\n\`\`\`lua\nvar.k${k} = ${k}\n\`\`\`\n\nValue {{ var.k${k} }}\n\n\`\`\`lua\nlocal p = prose\n\`\`\`\n`;
+  }
+  return out;
+}
+
+async function main() {
+  const results = { date: new Date().toISOString(), node: process.version, cpu: cpus()[0]?.model, cores: cpus().length };
+  const wasmPath = join(ROOT, 'pkg/runvil_bg.wasm');
+  const bytes = readFileSync(wasmPath);
+  // gzip(1) -9 when present, to match the figure build.sh prints; zlib otherwise.
+  let gzip9;
+  try {
+    gzip9 = execFileSync('gzip', ['-9c', wasmPath], { maxBuffer: 64 << 20 }).length;
+  } catch {
+    gzip9 = gzipSync(bytes, { level: 9 }).length;
+  }
+  results.wasm = { raw: bytes.length, gzip9 };
+  console.log(`wasm size: ${bytes.length} bytes raw, ${results.wasm.gzip9} bytes gzip -9`);
+
+  const engine = await createEngine();
+  const stub = await engineIsStub(engine);
+  results.engine = stub ? 'bridge stub (src/wasm/mod.rs skeleton)' : `runvil ${engine.engineVersion}`;
+  console.log(`engine: ${results.engine}`);
+
+  // Cold start in a fresh process each time: V8 caches compiled wasm per process, so an
+  // in-process loop would measure a warm compile.
+  const cold = [];
+  for (let i = 0; i < RUNS; i++) {
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', `
+      import { readFileSync } from 'node:fs';
+      const bytes = readFileSync(${JSON.stringify(wasmPath)});
+      const { createEngine } = await import(${JSON.stringify(join(ROOT, 'pkg/index.js'))});
+      const t0 = performance.now();
+      await createEngine({ wasm: bytes });
+      console.log(performance.now() - t0);`]);
+    cold.push(Number(out.toString().trim()));
+  }
+  results.coldStartMs = median(cold);
+  console.log(`createEngine cold start (compile + instantiate, fresh process): ${ms(results.coldStartMs)}`);
+
+  // Per-section cost: 200 sections, each a var write, a placeholder in prose, and a prose read.
+  if (stub) {
+    results.perSectionMs = null;
+    console.log('200-section prompt: not measurable with the bridge stub (it cannot parse Markdown)');
+  } else {
+    const prompt = sectionsPrompt(200);
+    const r = await sample(RUNS, () => engine.run(prompt, { seed: 1 }));
+    if (!r.value.ok) throw new Error(`section prompt failed: ${r.value.error.kind}: ${r.value.error.message}`);
+    results.perSectionMs = r.ms / 200;
+    console.log(`200-section prompt: ${ms(r.ms)} total, ${(results.perSectionMs * 1000).toFixed(1)} µs per section entry`);
+  }
+
+  // Pure Lua: the engine (a `## Main` prompt; the stub takes the bare chunk) against its peers.
+  const lua = {};
+  const engineSource = stub ? WORKLOAD : `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
+  lua.engine = await sample(RUNS, async () => {
+    const o = await engine.run(engineSource, { seed: 1 });
+    if (!o.ok) throw new Error(`engine workload failed: ${o.error.kind}: ${o.error.message}`);
+    return o.result;
+  });
+
+  const dir = mkdtempSync(join(tmpdir(), 'runvil-bench-'));
+  try {
+    const file = join(dir, 'work.lua');
+    // Timed inside Lua with os.clock (CPU time), so process start-up is not counted.
+    writeFileSync(file, `local function work()\n${WORKLOAD}\nend\nlocal t0 = os.clock()\nlocal r = work()\nio.write((os.clock() - t0) * 1000, " ", r)\n`);
+    const native = [];
+    let value;
+    for (let i = 0; i < RUNS; i++) {
+      const [t, v] = execFileSync('lua5.4', [file]).toString().split(' ');
+      native.push(Number(t));
+      value = v;
+    }
+    lua.native = { ms: median(native), value };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const { LuaFactory } = await import('wasmoon');
+  const wasmoon = await new LuaFactory().createEngine();
+  lua.wasmoon = await sample(RUNS, () => wasmoon.doString(WORKLOAD));
+  wasmoon.global.close();
+
+  const { lua: F, lauxlib, lualib, to_luastring } = (await import('fengari')).default;
+  lua.fengari = await sample(SLOW_RUNS, () => {
+    const L = lauxlib.luaL_newstate();
+    lualib.luaL_openlibs(L);
+    if (lauxlib.luaL_loadstring(L, to_luastring(WORKLOAD)) !== F.LUA_OK || F.lua_pcall(L, 0, 1, 0) !== F.LUA_OK) {
+      throw new Error(`fengari: ${F.lua_tojsstring(L, -1)}`);
+    }
+    return F.lua_tojsstring(L, -1);
+  });
+
+  results.lua = {};
+  console.log('\npure-Lua workload (fib(27) + 200k-piece table.concat + table.sort of 200k LCG floats):');
+  for (const [name, r] of Object.entries(lua)) {
+    const ratio = r.ms / lua.native.ms;
+    results.lua[name] = { ms: r.ms, ratioToNative: ratio, checksum: String(r.value) };
+    console.log(`  ${name.padEnd(8)} ${ms(r.ms).padStart(11)}   ${ratio.toFixed(2)}x native lua5.4   checksum ${r.value}`);
+  }
+  const sums = new Set(Object.values(results.lua).map((r) => r.checksum));
+  if (sums.size !== 1) throw new Error(`the VMs disagree on the checksum: ${[...sums].join(', ')}`);
+
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log('\nwritten: bench/results/latest.json');
+}
+
+await main();

@@ -1,0 +1,219 @@
+// The engine object: argument checking, defaults, and the wasm instance's life cycle.
+// Everything here is shared by every entry point (index.js, workerd.js).
+import { createBindings } from './bindings.js';
+
+const U64_MAX = (1n << 64n) - 1n;
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function isPlainObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A seed as a canonical decimal u64 string, or a TypeError. */
+function normalizeSeed(seed) {
+  let big;
+  if (typeof seed === 'number') {
+    // Beyond 2^53 a number has already lost digits: the caller must pass a string or bigint.
+    if (!Number.isSafeInteger(seed) || seed < 0) {
+      throw new TypeError(`engine.run: seed must be a non-negative safe integer or a decimal string (got ${seed})`);
+    }
+    big = BigInt(seed);
+  } else if (typeof seed === 'bigint') {
+    big = seed;
+  } else if (typeof seed === 'string' && /^[0-9]+$/.test(seed)) {
+    big = BigInt(seed);
+  } else {
+    throw new TypeError(`engine.run: seed must be an integer or a decimal string (got ${describe(seed)}${typeof seed === 'string' ? ` '${seed}'` : ''})`);
+  }
+  if (big < 0n || big > U64_MAX) throw new TypeError(`engine.run: seed ${big} is outside the u64 range 0..${U64_MAX}`);
+  return big.toString();
+}
+
+function randomSeed() {
+  return globalThis.crypto.getRandomValues(new BigUint64Array(1))[0].toString();
+}
+
+/** Index (UTF-16 code units) of the first lone surrogate, or -1. */
+function loneSurrogateIndex(text) {
+  if (typeof text.isWellFormed === 'function' && text.isWellFormed()) return -1;
+  const m = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(text);
+  return m ? m.index : -1;
+}
+
+function isAbortSignal(value) {
+  if (typeof AbortSignal === 'function' && value instanceof AbortSignal) return true;
+  // Duck typing covers signals from another realm (e.g. a polyfill or an iframe).
+  return isPlainObject(value) && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function';
+}
+
+/** Resolves on the next macrotask, so long Lua blocks let timers and abort events run. */
+export const yieldNow = (() => {
+  if (typeof setImmediate === 'function') return () => new Promise((resolve) => setImmediate(resolve));
+  if (typeof MessageChannel === 'function') {
+    return () => new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
+  }
+  return () => new Promise((resolve) => setTimeout(resolve, 0));
+})();
+
+const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency'];
+
+function checkLimits(limits) {
+  if (!isPlainObject(limits)) throw new TypeError(`engine.run: limits must be an object (got ${describe(limits)})`);
+  for (const [key, value] of Object.entries(limits)) {
+    if (!LIMIT_KEYS.includes(key)) throw new TypeError(`engine.run: unknown limit '${key}' (known: ${LIMIT_KEYS.join(', ')})`);
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+      throw new TypeError(`engine.run: limits.${key} must be a positive integer (got ${value})`);
+    }
+  }
+  return { ...limits };
+}
+
+function checkUi(ui, defaultKind) {
+  const base = { kind: defaultKind, interactive: false };
+  if (ui === undefined) return base;
+  if (!isPlainObject(ui)) throw new TypeError(`engine.run: ui must be an object (got ${describe(ui)})`);
+  if (ui.kind !== undefined && typeof ui.kind !== 'string') throw new TypeError('engine.run: ui.kind must be a string');
+  if (ui.interactive !== undefined && typeof ui.interactive !== 'boolean') {
+    throw new TypeError('engine.run: ui.interactive must be a boolean');
+  }
+  return { ...base, ...ui };
+}
+
+/**
+ * Checks run options and builds the bridge options (docs/bridge.md). Throws TypeError on misuse.
+ * Returns { bridge } or { outcome } when the run is answered without the engine.
+ */
+function prepareRun(source, options, defaultUiKind) {
+  if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
+  if (options === undefined) options = {};
+  if (!isPlainObject(options)) throw new TypeError(`engine.run: options must be an object (got ${describe(options)})`);
+  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui } = options;
+
+  if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
+  const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
+  if (models !== undefined && typeof models !== 'function' && !isPlainObject(models)) {
+    throw new TypeError(`engine.run: models must be an object mapping roles to model functions, or a function (role, spec) => modelFn (got ${describe(models)})`);
+  }
+  if (isPlainObject(models)) {
+    for (const [role, fn] of Object.entries(models)) {
+      if (typeof fn !== 'function') throw new TypeError(`engine.run: models.${role} must be a function (got ${describe(fn)})`);
+    }
+  }
+  if (packs !== undefined && !Array.isArray(packs)) throw new TypeError(`engine.run: packs must be an array (got ${describe(packs)})`);
+  if (store !== undefined && !isPlainObject(store)) throw new TypeError(`engine.run: store must be a store object (got ${describe(store)})`);
+  if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`engine.run: signal must be an AbortSignal (got ${describe(signal)})`);
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
+
+  const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow };
+  if (models !== undefined) bridge.models = models;
+  if (onEvent !== undefined) bridge.onEvent = onEvent;
+  if (signal !== undefined) bridge.signal = signal;
+  if (limits !== undefined) bridge.limits = checkLimits(limits);
+  // Not in the bridge yet (docs/bridge.md); passed along so the engine can pick them up unchanged.
+  if (packs !== undefined) bridge.packs = packs;
+  if (store !== undefined) bridge.store = store;
+
+  const bad = loneSurrogateIndex(args);
+  if (bad >= 0) {
+    return {
+      outcome: {
+        ok: false,
+        error: { kind: 'Parse', message: `the argument string is not valid Unicode: lone surrogate at index ${bad}` },
+        seed: runSeed,
+      },
+    };
+  }
+  return { bridge };
+}
+
+function instanceFailed(error, seed) {
+  const detail = error instanceof Error ? error.message : String(error);
+  return {
+    ok: false,
+    error: { kind: 'Limit', message: `the engine instance failed (${detail}); a fresh instance serves the next run` },
+    seed,
+  };
+}
+
+/**
+ * One live wasm instance with its own glue. `fail` settles every run still waiting on it when it
+ * traps: their Rust futures can never be polled again.
+ */
+async function instantiate(module) {
+  const waiting = new Set();
+  const instance = { waiting, dead: false, bindings: null };
+  instance.bindings = createBindings({
+    onTrap(error) {
+      instance.dead = true;
+      for (const fail of waiting) fail(error);
+      waiting.clear();
+    },
+  });
+  await instance.bindings.__wbg_init({ module_or_path: module });
+  return instance;
+}
+
+/**
+ * @param {WebAssembly.Module} module compiled once; every instance is made from it
+ * @param {{ uiKind: string }} defaults
+ */
+export async function makeEngine(module, { uiKind }) {
+  let live = await instantiate(module); // instantiation errors surface from createEngine itself
+  let replacing = null;
+  const engineVersion = live.bindings.engineVersion();
+
+  // A dead instance is replaced lazily, once, by the first run that needs it; runs still in
+  // flight on the old one finish there (or fail with it).
+  async function liveInstance() {
+    while (live.dead) {
+      replacing ??= instantiate(module).then(
+        (fresh) => { live = fresh; replacing = null; },
+        (error) => { replacing = null; throw error; },
+      );
+      await replacing;
+    }
+    return live;
+  }
+
+  async function run(source, options) {
+    const prepared = prepareRun(source, options, uiKind);
+    if (prepared.outcome) return prepared.outcome;
+    const { bridge } = prepared;
+
+    let instance;
+    try {
+      instance = await liveInstance();
+    } catch (error) {
+      return instanceFailed(error, bridge.seed);
+    }
+    let onFail;
+    const failed = new Promise((resolve) => {
+      onFail = (error) => resolve(instanceFailed(error, bridge.seed));
+    });
+    instance.waiting.add(onFail);
+    try {
+      const outcome = await Promise.race([instance.bindings.runPrompt(source, bridge), failed]);
+      return { ...outcome, seed: outcome.seed ?? bridge.seed };
+    } catch (error) {
+      // The bridge never rejects for prompt failures: a throw means the instance is unusable.
+      instance.dead = true;
+      return instanceFailed(error, bridge.seed);
+    } finally {
+      instance.waiting.delete(onFail);
+    }
+  }
+
+  return Object.freeze({ run, engineVersion });
+}

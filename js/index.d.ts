@@ -1,0 +1,197 @@
+// Type declarations for the runvil package (the contract in docs/js-api.md). Shared by the
+// default entry (`runvil`) and the workerd entry (`runvil/workerd`).
+
+/** The package version (equals the engine crate version). */
+export const version: string;
+
+/** What `createEngine` accepts as the wasm module; absent = the bundled `runvil_bg.wasm`. */
+export type WasmSource = WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string;
+
+export interface CreateEngineOptions {
+  /** A compiled module, its bytes, or where to load it from (file: URLs are read with node:fs). */
+  wasm?: WasmSource;
+}
+
+/** Compiles the module once; the engine serves many runs, concurrently. */
+export function createEngine(options?: CreateEngineOptions): Promise<Engine>;
+
+export interface Engine {
+  /**
+   * Runs a prompt. Resolves for every outcome of the prompt itself, failures included; rejects only
+   * on API misuse, with a TypeError that says what is wrong.
+   */
+  run(source: string, options?: RunOptions): Promise<Outcome>;
+  /** The version reported by the wasm module. */
+  readonly engineVersion: string;
+}
+
+export interface RunOptions {
+  /** The run's argument string; default `''`. Must be well-formed Unicode (else a `Parse` outcome). */
+  args?: string;
+  /** Run seed: an integer (or bigint) in the u64 range or a decimal string; default random. */
+  seed?: number | bigint | string;
+  /** Role label -> model function, or a function choosing one per role. */
+  models?: Record<string, ModelFn> | ((role: string, spec: ModelSpec) => ModelFn | undefined);
+  /** The Packs this host serves (the Pack `subagents` is always present). */
+  packs?: Pack[];
+  /** Default: a fresh empty memory store. */
+  store?: Store;
+  /** Cancels the run (outcome kind `Cancelled`). */
+  signal?: AbortSignal;
+  /** Observer: every run event, in order. */
+  onEvent?: (event: RunEvent) => void;
+  limits?: Limits;
+  /** Default: `{ kind: 'browser' | 'server' | 'edge', interactive: false }` by host. */
+  ui?: { kind?: string; interactive?: boolean };
+}
+
+export interface Limits {
+  instructions?: number;
+  memoryBytes?: number;
+  maxToolIterations?: number;
+  fanoutConcurrency?: number;
+}
+
+export type RunErrorKind =
+  | 'Lua'
+  | 'Tool'
+  | 'Model'
+  | 'Vfs'
+  | 'Determinism'
+  | 'RequirementsUnmet'
+  | 'Frontmatter'
+  | 'Parse'
+  | 'Limit'
+  | 'Cancelled';
+
+export interface RunError {
+  kind: RunErrorKind;
+  message: string;
+}
+
+/** The run seed (decimal u64 string) is always reported, so a run can be repeated. */
+export type Outcome =
+  | { ok: true; result: string | null; seed: string; [extra: string]: unknown }
+  | { ok: false; error: RunError; seed: string; [extra: string]: unknown };
+
+/** A run event, e.g. `{ event: 'tool_result', section, ... }`. */
+export interface RunEvent {
+  event: string;
+  section?: string;
+  [field: string]: unknown;
+}
+
+// ---- models ---------------------------------------------------------------------------------
+
+/** The frontmatter entry of a model role (e.g. `writer: {}`). */
+export type ModelSpec = Record<string, unknown>;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The JSON value the model sent. */
+  arguments: unknown;
+}
+
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+export interface ModelRequest {
+  role: string;
+  spec: ModelSpec;
+  messages: Message[];
+  /** Absent when the round offers no tools. */
+  tools?: ToolSpec[];
+  section: string;
+  turn: number;
+  signal: AbortSignal;
+}
+
+export interface ModelResponse {
+  content: string;
+  tool_calls?: ToolCall[];
+  finish_reason: 'stop' | 'tool_calls' | 'length';
+  model?: string;
+}
+
+export type ModelFn = (request: ModelRequest) => Promise<ModelResponse>;
+
+/** A reply for `scriptedModel`: a string means `{ content, finish_reason: 'stop' }`. */
+export type ScriptedReply = string | ModelResponse;
+
+/**
+ * A model function answering each call with the next reply; when they run out it throws
+ * `Error('scripted model has no reply left (N used)')`.
+ */
+export function scriptedModel(replies: ScriptedReply[]): ModelFn & { readonly used: number };
+
+// ---- packs ----------------------------------------------------------------------------------
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  signal: AbortSignal;
+  section: string;
+  caller: 'model' | 'script';
+  callId?: string;
+  [extra: string]: unknown;
+}
+
+export interface PackTool {
+  /** Tool id within the Pack: `fetch` in Pack `web` is `web/fetch`, wire name `web_fetch`. */
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** Default `'untrusted'`. */
+  trust?: 'trusted' | 'untrusted';
+  /** Default `'plain'`. */
+  output?: 'plain' | 'structured';
+  /** Throw `new Error(modelSafeMessage)` to fail the call. */
+  call: (args: any, ctx: ToolContext) => Promise<unknown> | unknown;
+}
+
+export interface Pack {
+  /** A bare Pack id means `runvil/<id>`; `vendor/name` is another vendor's. */
+  name: string;
+  description: string;
+  tools: PackTool[];
+  /** Optional Lua prelude source. */
+  prelude?: string;
+  /** Set when the Pack cannot serve this run. */
+  unavailable?: string | { needs: string; reason?: string };
+}
+
+// ---- stores ---------------------------------------------------------------------------------
+
+export interface Store {
+  /** The file's text, or undefined when it does not exist. */
+  read(path: string): Promise<string | undefined>;
+  /** Every file path, sorted. */
+  list(): Promise<string[]>;
+  [extra: string]: unknown;
+}
+
+export interface MemoryStore extends Store {
+  readonly kind: 'memory';
+  readonly readOnly: boolean;
+  write(path: string, contents: string | Uint8Array | ArrayBuffer): Promise<void>;
+}
+
+/**
+ * An in-memory store. Note: the engine does not read or write stores yet (the store bridge is
+ * still to come); today this is a host-side object only.
+ */
+export function memoryStore(
+  files?: Record<string, string | Uint8Array | ArrayBuffer>,
+  options?: { readOnly?: boolean },
+): MemoryStore;

@@ -1,0 +1,23 @@
+// scriptedModel: a model function that plays back canned replies, for tests and offline demos.
+
+function normalizeReply(reply, index) {
+  if (typeof reply === 'string') return { content: reply, finish_reason: 'stop' };
+  if (reply !== null && typeof reply === 'object' && !Array.isArray(reply)) return { ...reply };
+  throw new TypeError(`scriptedModel: reply ${index} must be a string or a reply object`);
+}
+
+/**
+ * @param {Array<string | object>} replies answered in order, one per model call
+ */
+export function scriptedModel(replies) {
+  if (!Array.isArray(replies)) throw new TypeError('scriptedModel: replies must be an array');
+  // Validate up front so a bad script fails where it is written, not mid-run.
+  const queue = replies.map(normalizeReply);
+  let used = 0;
+  const model = async (_request) => {
+    if (used >= queue.length) throw new Error(`scripted model has no reply left (${used} used)`);
+    return queue[used++];
+  };
+  Object.defineProperty(model, 'used', { get: () => used });
+  return model;
+}

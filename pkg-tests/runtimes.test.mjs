@@ -1,0 +1,113 @@
+// Runtime smoke tests: examples/smoke.md must give the same exact result in headless Chromium (the
+// playground page), workerd (the runvil/workerd entry) and Deno (the default entry). A missing
+// runtime is a failure, never a skip.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { ROOT, SMOKE_RESULT, smokeSource } from './helpers.mjs';
+import { serve } from './runtimes/serve.mjs';
+
+const BIN = join(ROOT, 'node_modules/.bin');
+const CHROMIUM = '/usr/bin/chromium';
+const FIXTURES = join(ROOT, 'pkg-tests/runtimes');
+const source = smokeSource();
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }, async (t) => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt package chromium; ./build.sh setup installs it)`);
+  const site = await serve(ROOT);
+  t.after(site.close);
+  const profile = mkdtempSync(join(tmpdir(), 'runvil-chromium-'));
+  t.after(() => rmSync(profile, { recursive: true, force: true }));
+  // A fresh profile per run (playwright passes it as --user-data-dir).
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  t.after(() => context.close());
+  const page = context.pages()[0] ?? await context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(`${site.url}/`);
+  await page.waitForSelector('#output[data-state="ready"]', { timeout: 30_000 });
+  await page.fill('#source', source);
+  await page.fill('#args', '');
+  await page.click('#run');
+  await page.waitForSelector('#output[data-state="done"], #output[data-state="error"]', { timeout: 30_000 });
+  assert.equal(await page.textContent('#output'), SMOKE_RESULT);
+  assert.deepEqual(errors, []);
+  // The default ui kind in a page is 'browser' (document exists).
+  assert.equal(await page.evaluate(() => typeof document), 'object');
+});
+
+test('workerd: the runvil/workerd entry runs the smoke prompt', { timeout: 120_000 }, async (t) => {
+  const workerd = join(BIN, 'workerd');
+  assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
+  const port = await freePort();
+  const child = spawn(workerd, ['serve', join(FIXTURES, 'config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+
+  // Wait until workerd listens (it compiles the worker first), failing early if it exits.
+  let response;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    if (child.exitCode !== null) assert.fail(`workerd exited with ${child.exitCode}:\n${log}`);
+    try {
+      response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: source });
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  assert.ok(response, `workerd did not answer on port ${port}:\n${log}`);
+  assert.equal(await response.text(), SMOKE_RESULT, log);
+  assert.equal(response.status, 200);
+});
+
+test('Deno: the default entry runs the smoke prompt', { timeout: 120_000 }, async (t) => {
+  const deno = join(BIN, 'deno');
+  assert.ok(existsSync(deno), `${deno} is missing (npm dev dependency deno)`);
+  const dir = mkdtempSync(join(tmpdir(), 'runvil-deno-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const prompt = join(dir, 'smoke.md');
+  writeFileSync(prompt, source);
+  const { stdout } = await new Promise((resolve, reject) => {
+    execFile(deno, ['run', '--no-config', '--no-lock', '--allow-read', join(FIXTURES, 'deno-smoke.mjs'), prompt],
+      { env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
+      (error, out, err) => (error ? reject(new Error(`deno failed: ${err || error.message}`)) : resolve({ stdout: out })));
+  });
+  assert.equal(stdout, `${SMOKE_RESULT}\n`);
+});
+
+test('Deno: index.d.ts type-checks typical uses of the API (deno check, strict)', { timeout: 120_000 }, async () => {
+  const deno = join(BIN, 'deno');
+  assert.ok(existsSync(deno), `${deno} is missing (npm dev dependency deno)`);
+  await new Promise((resolve, reject) => {
+    execFile(deno, ['check', '--no-config', '--no-lock', join(FIXTURES, 'types-check.ts')],
+      { env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
+      (error, _out, err) => (error ? reject(new Error(`deno check failed:\n${err}`)) : resolve()));
+  });
+});

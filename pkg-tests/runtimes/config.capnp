@@ -1,0 +1,24 @@
+# workerd config for the runtime smoke test. The socket address is overridden on the command line
+# (--socket-addr http=127.0.0.1:<port>). Every module of the package is listed: workerd resolves
+# imports only among declared modules, and the wasm must be a module binding.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .smokeWorker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
+);
+
+const smokeWorker :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "pkg/workerd.js", esModule = embed "../../pkg/workerd.js"),
+    (name = "pkg/engine.js", esModule = embed "../../pkg/engine.js"),
+    (name = "pkg/load.js", esModule = embed "../../pkg/load.js"),
+    (name = "pkg/bindings.js", esModule = embed "../../pkg/bindings.js"),
+    (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
+    (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
+    (name = "pkg/version.js", esModule = embed "../../pkg/version.js"),
+    (name = "pkg/runvil_bg.wasm", wasm = embed "../../pkg/runvil_bg.wasm"),
+  ],
+  compatibilityDate = "2025-01-01",
+);
