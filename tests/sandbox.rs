@@ -1,0 +1,105 @@
+//! The sandbox and its limits: hostile blocks end in the right run error kind, and the next run
+//! is unaffected.
+mod common;
+use common::*;
+use runvil::RunErrorKind;
+use std::rc::Rc;
+
+fn main_block(lua: &str) -> String {
+    prompt(&format!("## Main\n\n```lua\n{lua}\n```\n"))
+}
+
+#[test]
+fn endless_loop_hits_the_instruction_budget() {
+    let e = error(&main_block("while true do end"), "");
+    assert_eq!(e.kind, RunErrorKind::Limit);
+    assert_eq!(e.message, "instruction budget of 10000000 exceeded in section ## Main");
+}
+
+#[test]
+fn pcall_cannot_swallow_the_budget() {
+    let e = error(&main_block("while true do pcall(function() while true do end end) end"), "");
+    assert_eq!(e.kind, RunErrorKind::Limit);
+    let e = error(&main_block("local n = 0\nwhile true do local ok = xpcall(function() while true do end end, function(m) return m end) n = n + 1 end"), "");
+    assert_eq!(e.kind, RunErrorKind::Limit);
+}
+
+#[test]
+fn memory_bomb_hits_the_ceiling() {
+    let e = error(&main_block("local t = {}\nfor i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end"), "");
+    assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
+    assert!(e.message.starts_with("memory ceiling of 67108864 bytes exceeded"), "{e}");
+    let e = error(&main_block("local ok, m = pcall(string.rep, 'x', 1 << 30)\nreturn tostring(ok)"), "");
+    assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
+}
+
+#[test]
+fn deep_recursion_is_a_lua_error() {
+    let e = error(&main_block("local function f(n) return f(n + 1) + 1 end\nreturn f(1)"), "");
+    assert!(matches!(e.kind, RunErrorKind::Lua | RunErrorKind::Limit), "{e}");
+    let e = error(&main_block("local function f() local ok, err = pcall(f) error(err, 0) end\nf()"), "");
+    assert!(matches!(e.kind, RunErrorKind::Lua | RunErrorKind::Limit), "{e}");
+}
+
+#[test]
+fn host_limits_override_defaults() {
+    let host = Rc::new(TestHost::default());
+    let e = run_with(host, &main_block("for i = 1, 1e6 do end"), "", |o| o.limits.instructions = Some(50_000)).unwrap_err();
+    assert_eq!(e.message, "instruction budget of 50000 exceeded in section ## Main");
+}
+
+#[test]
+fn cancellation_stops_a_busy_block() {
+    let host = Rc::new(TestHost::default());
+    host.cancel_after_yields.set(Some(2));
+    let e = run_with(host, &main_block("while true do end"), "", |o| o.limits.instructions = Some(u64::MAX)).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Cancelled);
+}
+
+#[test]
+fn removed_globals_are_absent() {
+    let names = ["io", "os", "debug", "package", "load", "dofile", "loadfile", "print", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage", "coroutine", "require_lua"];
+    for name in names {
+        assert_eq!(result(&main_block(&format!("return type(_G[{name:?}])")), ""), "nil", "{name}");
+    }
+    assert_eq!(result(&main_block("return type(string.dump)"), ""), "nil");
+    for name in ["string", "table", "math", "utf8", "pcall", "xpcall", "json", "var", "sys", "log", "untrusted", "prompt", "ui"] {
+        assert_ne!(result(&main_block(&format!("return type(_G[{name:?}])")), ""), "nil", "{name}");
+    }
+}
+
+#[test]
+fn sys_is_sealed() {
+    let src = main_block("local ok, e = pcall(function() sys.id = 3 end)\nlocal ok2, e2 = pcall(function() return sys.bogus end)\nreturn e.kind .. '|' .. e.message .. '|' .. e2.message .. '|' .. getmetatable(sys)");
+    assert_eq!(result(&src, ""), "lua|sys is sealed; cannot set 'id'|unknown sys field 'bogus'|sys is sealed");
+}
+
+#[test]
+fn var_rejects_non_json_at_the_assignment() {
+    let src = main_block("local ok, e = pcall(function() var.f = function() end end)\nreturn e.message");
+    assert_eq!(result(&src, ""), "var holds JSON data only: cannot set var.f: a function is not JSON data");
+    let src = main_block("var.row = { a = { b = 1 } }\nvar.row.a.c = 2\ntable.insert(var.list or {}, 1)\nvar.list = json.array()\ntable.insert(var.list, 'x')\nreturn json.encode(var.row) .. #var.list .. var.list[1]");
+    assert_eq!(result(&src, ""), "{\"a\":{\"b\":1,\"c\":2}}1x");
+}
+
+#[test]
+fn var_carries_across_sections_and_h1() {
+    let src = prompt("```lua\nvar.n = 1\n```\n\n## A\n\n```lua\nvar.n = var.n + 1\n```\n\n## B\n\n```lua\nreturn var.n\n```\n");
+    assert_eq!(result(&src, ""), "2");
+}
+
+#[test]
+fn scalar_return_rule() {
+    assert_eq!(result(&main_block("return 1.5"), ""), "1.5");
+    assert_eq!(result(&main_block("return true"), ""), "true");
+    assert_eq!(result(&main_block("return 42, 'ignored'"), ""), "42");
+    let e = error(&main_block("return {}"), "");
+    assert_eq!((e.kind, e.message.as_str()), (RunErrorKind::Lua, "cannot return a table as a result"));
+    assert_eq!(run(&main_block("local x = 1"), "").unwrap(), None);
+}
+
+#[test]
+fn next_run_is_unaffected_by_a_failed_one() {
+    let _ = error(&main_block("while true do end"), "");
+    assert_eq!(result(&main_block("return 'fine'"), ""), "fine");
+}
