@@ -123,15 +123,6 @@ cmd_test() {
 cmd_example() {
   cmd_build
   log "runvil run examples/hello.md --args rivers --model-script examples/hello.replies.json"
-  # TEMPORARY (until the real engine is merged): the bridge stub evaluates the whole source as one
-  # Lua chunk, so a Markdown prompt cannot run yet. Say so and show the plumbing with plain Lua.
-  if node tools/engine-is-stub.mjs; then
-    log "NOTE: this build contains the bridge stub, not the engine: it runs Lua chunks, not Markdown prompts."
-    node pkg/cli.js run examples/hello.md --args rivers --model-script examples/hello.replies.json || true
-    log "stub demo: node pkg/cli.js run examples/stub-demo.lua"
-    node pkg/cli.js run examples/stub-demo.lua
-    return
-  fi
   node pkg/cli.js run examples/hello.md --args rivers --model-script examples/hello.replies.json
 }
 

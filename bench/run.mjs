@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { createEngine } from '../pkg/index.js';
-import { engineIsStub } from '../tools/engine-is-stub.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -75,8 +74,7 @@ async function main() {
   console.log(`wasm size: ${bytes.length} bytes raw, ${results.wasm.gzip9} bytes gzip -9`);
 
   const engine = await createEngine();
-  const stub = await engineIsStub(engine);
-  results.engine = stub ? 'bridge stub (src/wasm/mod.rs skeleton)' : `runvil ${engine.engineVersion}`;
+  results.engine = `runvil ${engine.engineVersion}`;
   console.log(`engine: ${results.engine}`);
 
   // Cold start in a fresh process each time: V8 caches compiled wasm per process, so an
@@ -96,20 +94,15 @@ async function main() {
   console.log(`createEngine cold start (compile + instantiate, fresh process): ${ms(results.coldStartMs)}`);
 
   // Per-section cost: 200 sections, each a var write, a placeholder in prose, and a prose read.
-  if (stub) {
-    results.perSectionMs = null;
-    console.log('200-section prompt: not measurable with the bridge stub (it cannot parse Markdown)');
-  } else {
-    const prompt = sectionsPrompt(200);
-    const r = await sample(RUNS, () => engine.run(prompt, { seed: 1 }));
-    if (!r.value.ok) throw new Error(`section prompt failed: ${r.value.error.kind}: ${r.value.error.message}`);
-    results.perSectionMs = r.ms / 200;
-    console.log(`200-section prompt: ${ms(r.ms)} total, ${(results.perSectionMs * 1000).toFixed(1)} µs per section entry`);
-  }
+  const prompt = sectionsPrompt(200);
+  const r = await sample(RUNS, () => engine.run(prompt, { seed: 1 }));
+  if (!r.value.ok) throw new Error(`section prompt failed: ${r.value.error.kind}: ${r.value.error.message}`);
+  results.perSectionMs = r.ms / 200;
+  console.log(`200-section prompt: ${ms(r.ms)} total, ${(results.perSectionMs * 1000).toFixed(1)} µs per section entry`);
 
-  // Pure Lua: the engine (a `## Main` prompt; the stub takes the bare chunk) against its peers.
+  // Pure Lua: the engine (a `## Main` prompt) against its peers.
   const lua = {};
-  const engineSource = stub ? WORKLOAD : `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
+  const engineSource = `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
   lua.engine = await sample(RUNS, async () => {
     const o = await engine.run(engineSource, { seed: 1 });
     if (!o.ok) throw new Error(`engine workload failed: ${o.error.kind}: ${o.error.message}`);

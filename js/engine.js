@@ -215,5 +215,8 @@ export async function makeEngine(module, { uiKind }) {
     }
   }
 
-  return Object.freeze({ run, engineVersion });
+  // Test hook: traps the live instance on purpose (a stand-in for an engine bug), so the
+  // recovery path can be tested against the real module. Not part of the public API.
+  const debugTrap = () => live.bindings.debugTrap();
+  return Object.freeze({ run, engineVersion, [Symbol.for('runvil.debugTrap')]: debugTrap });
 }

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PKG, ROOT, STUB, SMOKE_RESULT, luaPrompt, smokeSource } from './helpers.mjs';
+import { PKG, ROOT, SMOKE_RESULT, luaPrompt, smokeSource } from './helpers.mjs';
 
 const CLI = join(PKG, 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'runvil-cli-'));
@@ -51,9 +51,7 @@ test('--events ends with an outcome line carrying the seed', async () => {
   assert.deepEqual(lines.at(-1), { event: 'outcome', ok: true, seed: '11' });
 });
 
-test('--model-script serves replies to the model (real engine)', {
-  todo: STUB ? 'the bridge stub does not call models yet' : false,
-}, async () => {
+test('--model-script serves replies to the model', async () => {
   const r = await cli('run', join(ROOT, 'examples/hello.md'), '--args', 'rivers',
     '--model-script', join(ROOT, 'examples/hello.replies.json'));
   assert.equal(r.code, 0, r.stderr);

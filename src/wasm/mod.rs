@@ -111,3 +111,11 @@ fn ui(v: &JsValue) -> Ui {
         interactive: get(v, "interactive").as_bool().unwrap_or(default.interactive),
     }
 }
+
+/// Test hook: traps the instance, as a Rust panic would (`panic = "abort"`), so the wrapper's
+/// recovery can be tested against the real module. The wrapper exposes it only under a
+/// `Symbol.for('runvil.debugTrap')` key.
+#[wasm_bindgen(js_name = debugTrap)]
+pub fn debug_trap() {
+    core::arch::wasm32::unreachable()
+}
