@@ -108,6 +108,9 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
         .lua
         .load(code)
         .set_name(format!("={chunk_name}"))
+        // Text only: a prompt must never get Lua to load bytecode (malformed bytecode can
+        // corrupt the VM).
+        .set_mode(mlua::chunk::ChunkMode::Text)
         .into_function()
         .map_err(|e| match e {
             mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),

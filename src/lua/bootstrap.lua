@@ -138,7 +138,12 @@ local function sealed(name, get)
   })
 end
 G.sys = sealed('sys', E.sys_get)
-G.prompt = sealed('prompt', E.prompt_get)
+local prompt_get, prompt_list = E.prompt_get, E.prompt_list
+local function list(heading) return check(prompt_list(heading)) end
+G.prompt = sealed('prompt', function(k)
+  if k == 'list' then return true, list end
+  return prompt_get(k)
+end)
 G.ui = sealed('ui', E.ui_get)
 
 -- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the

@@ -6,6 +6,7 @@ mod globals;
 pub mod untrusted;
 pub mod values;
 
+use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 use std::rc::Rc;
 
@@ -28,6 +29,24 @@ const HOOK_EVERY: u32 = 1000;
 const SLICE: u64 = 1_000_000;
 
 const BOOTSTRAP: &str = include_str!("bootstrap.lua");
+
+thread_local! {
+    static BOOTSTRAP_BYTECODE: std::cell::OnceCell<Vec<u8>> = const { std::cell::OnceCell::new() };
+}
+
+/// bootstrap.lua compiled once per thread: every section entry loads it, and loading bytecode
+/// costs a fraction of parsing the source (it was most of a section entry's set-up time).
+fn bootstrap_bytecode() -> mlua::Result<Vec<u8>> {
+    BOOTSTRAP_BYTECODE.with(|cell| {
+        if let Some(bytes) = cell.get() {
+            return Ok(bytes.clone());
+        }
+        let compiler = Lua::new_with(StdLib::NONE, LuaOptions::new())?;
+        let bytes = compiler.load(BOOTSTRAP).set_name("=runvil bootstrap").into_function()?.dump(false);
+        let _ = cell.set(bytes.clone());
+        Ok(bytes)
+    })
+}
 
 /// A section entry's VM and the internals the block runner uses.
 pub struct Vm {
@@ -77,7 +96,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     globals::install(&lua, &e, ctx, &marks, &shims)?;
 
-    let internals: Table = lua.load(BOOTSTRAP).set_name("=runvil bootstrap").call((g.clone(), e))?;
+    let internals: Table =
+        lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;
     let fns: Table = internals.get("var_mt_fns")?;
     let proxy_shims =
         ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };

@@ -253,7 +253,7 @@ fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
     if closed == Some(true) {
         Ok(())
     } else {
-        Err(format!("unclosed code fence `{}`: no closing `{}` line before the end of the prompt", first.trim(), ch.to_string().repeat(len)))
+        Err(format!("unclosed code fence {:?}: no closing {:?} line before the end of the prompt", first.trim(), ch.to_string().repeat(len)))
     }
 }
 

@@ -1,0 +1,84 @@
+//! Prompt structure: frontmatter checks, sections, fences, breaks, lists, and their errors.
+mod common;
+use common::*;
+use runvil::RunErrorKind;
+
+#[test]
+fn frontmatter_unknown_key_names_the_key_its_place_and_the_allowed_keys() {
+    let e = error("---\nname: x\nnmae: y\n---\n# T\n", "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+    assert_eq!((e.line, e.column), (Some(3), Some(1)));
+    assert!(e.message.starts_with("invalid frontmatter: unknown key `nmae` (line 3, column 1); allowed keys: name, description, runvil"), "{}", e.message);
+}
+
+#[test]
+fn frontmatter_versions() {
+    assert_eq!(result("---\npromptforge: 0\n---\n# T\n\n## M\n\n```lua\nreturn 'v0'\n```\n", ""), "v0");
+    let e = error("---\nrunvil: 1\n---\n# T\n", "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+    assert!(e.message.contains("unsupported language version `runvil: 1`"), "{}", e.message);
+    let e = error("---\nname: [unclosed\n---\n# T\n", "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+    assert!(e.line.is_some());
+    let e = error("---\nname: x\n# T\n", "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+}
+
+#[test]
+fn uses_entries_are_checked() {
+    let e = error("---\nuses: [acme/web/fetch]\n---\n# T\n", "");
+    assert_eq!(e.message, "invalid frontmatter: invalid uses entry `acme/web/fetch`: a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`");
+    assert_eq!((e.line, e.column), (Some(2), Some(8)));
+    let e = error("---\nuses: [web, user-input, user-input, web]\n---\n# T\n", "");
+    assert_eq!(e.message, "invalid frontmatter: Pack id user-input is declared more than once under uses");
+}
+
+#[test]
+fn structural_mistakes_are_parse_errors_with_lines() {
+    let e = error("# T\n\n## Main\n\n```lua\nreturn 1\n", "");
+    assert_eq!(e.kind, RunErrorKind::Parse);
+    assert_eq!(e.line, Some(5));
+    assert_eq!(e.message, "unclosed code fence \"```lua\": no closing \"```\" line before the end of the prompt (line 5)");
+    let e = error("# T\n\n```lua shared\nx = 1\n```\n\n```lua shared\ny = 1\n```\n", "");
+    assert_eq!((e.kind, e.line), (RunErrorKind::Parse, Some(7)));
+    let e = error("# T\n\n## A\n\n## A\n", "");
+    assert_eq!((e.kind, e.line), (RunErrorKind::Parse, Some(5)));
+    let e = error("# T\n\n# U\n", "");
+    assert_eq!(e.kind, RunErrorKind::Parse);
+}
+
+#[test]
+fn off_walk_sections_are_skipped_and_breaks_elsewhere_only_reset_prose() {
+    let src = "# T\n\n## Helper\n\n---\n\n```lua\nreturn 'helper'\n```\n\n## Main\n\nold\n\n---\n\nnew\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(src, ""), "new");
+}
+
+#[test]
+fn children_never_run_by_fall_through() {
+    let src = "# T\n\n## A\n\n### Child\n\n```lua\nreturn 'child'\n```\n\n## B\n\n```lua\nreturn 'b'\n```\n";
+    assert_eq!(result(src, ""), "b");
+}
+
+#[test]
+fn prompt_global() {
+    let src = "---\nname: lists\ndescription: d\n---\n# T\n\n## Main\n\n```lua\nlocal l = prompt.list('### Topics')\nreturn prompt.name .. '|' .. table.concat(prompt.sections, ',') .. '|' .. table.concat(l, ',') .. '|' .. #l\n```\n\n### Topics\n\n- alpha\n- beta gamma\n  - nested\n1. not this list\n";
+    assert_eq!(result(src, ""), "lists|## Main,### Topics|alpha,beta gamma|2");
+    let src = "# T\n\n## Main\n\n```lua\nlocal ok, e = pcall(prompt.list, '## Nope')\nreturn e.message\n```\n";
+    assert_eq!(result(src, ""), "prompt.list: no section \"## Nope\" is visible from here; visible sections: []");
+}
+
+#[test]
+fn lua_errors_carry_file_lines_and_syntax_errors_fail_the_run() {
+    let e = error("# T\n\n## Main\n\n```lua\nlocal x = 1\nerror('boom')\n```\n", "");
+    assert_eq!(e.message, "## Main:7: boom");
+    assert_eq!(e.section.as_deref(), Some("## Main"));
+    let e = error("# T\n\n## Main\n\n```lua\nlocal = 1\n```\n", "");
+    assert_eq!(e.kind, RunErrorKind::Lua);
+    assert!(e.message.starts_with("## Main:6:"), "{}", e.message);
+}
+
+#[test]
+fn shared_library_replays_into_every_entry() {
+    let src = "# T\n\n```lua shared\nfunction twice(s) return s .. s end\ncount = (count or 0) + 1\nreturn 'discarded'\n```\n\n```lua\nvar.h1 = twice('h')\n```\n\n## A\n\n```lua\nvar.a = twice('a') .. count\n```\n\n## B\n\n```lua\nreturn var.h1 .. var.a .. count\n```\n";
+    assert_eq!(result(src, ""), "hhaa11");
+}
