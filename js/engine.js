@@ -112,7 +112,9 @@ function prepareRun(source, options, defaultUiKind) {
     }
   }
   if (packs !== undefined && !Array.isArray(packs)) throw new TypeError(`engine.run: packs must be an array (got ${describe(packs)})`);
-  if (store !== undefined && !isPlainObject(store)) throw new TypeError(`engine.run: store must be a store object (got ${describe(store)})`);
+  if (store !== undefined && !(store && typeof store === 'object' && ['open', 'read', 'commit'].every((m) => typeof store[m] === 'function'))) {
+    throw new TypeError(`engine.run: store must be a store object with open(), read() and commit() (see docs/store.md) (got ${describe(store)})`);
+  }
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`engine.run: signal must be an AbortSignal (got ${describe(signal)})`);
   if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
 
@@ -121,9 +123,9 @@ function prepareRun(source, options, defaultUiKind) {
   if (onEvent !== undefined) bridge.onEvent = onEvent;
   if (signal !== undefined) bridge.signal = signal;
   if (limits !== undefined) bridge.limits = checkLimits(limits);
-  // Not in the bridge yet (docs/bridge.md); passed along so the engine can pick them up unchanged.
-  if (packs !== undefined) bridge.packs = packs;
   if (store !== undefined) bridge.store = store;
+  // Not in the bridge yet (docs/bridge.md): Packs arrive with the Tools chapter.
+  if (packs !== undefined) bridge.packs = packs;
 
   const bad = loneSurrogateIndex(args);
   if (bad >= 0) {

@@ -173,24 +173,38 @@ export interface Pack {
 
 // ---- stores ---------------------------------------------------------------------------------
 
+/** A change the engine hands a store, in the run's order (docs/store.md). */
+export type StoreChange =
+  | { op: 'write'; path: string; data: Uint8Array }
+  | { op: 'mkdir'; path: string }
+  | { op: 'delete'; path: string };
+
+/** What a store holds when a run starts. `data` may be left out and served by read() on demand. */
+export interface StoreListing {
+  files: { path: string; data?: string | Uint8Array }[];
+  dirs?: string[];
+  readOnly?: boolean;
+}
+
+/** The store bridge: implement these to keep a run's files in your own backend. */
 export interface Store {
-  /** The file's text, or undefined when it does not exist. */
-  read(path: string): Promise<string | undefined>;
-  /** Every file path, sorted. */
-  list(): Promise<string[]>;
-  [extra: string]: unknown;
+  /** The listing, read once when a run starts. */
+  open(): Promise<StoreListing>;
+  /** The file's text (a Uint8Array when it is not UTF-8), or undefined when it does not exist. */
+  read(path: string): Promise<string | Uint8Array | undefined>;
+  /** Applies a batch of changes in order; every batch of a run lands before engine.run resolves. */
+  commit(changes: StoreChange[]): Promise<void>;
+  /** Every file path, sorted (for hosts). */
+  list?(): Promise<string[]>;
 }
 
 export interface MemoryStore extends Store {
   readonly kind: 'memory';
   readonly readOnly: boolean;
-  write(path: string, contents: string | Uint8Array | ArrayBuffer): Promise<void>;
+  list(): Promise<string[]>;
 }
 
-/**
- * An in-memory store. Note: the engine does not read or write stores yet (the store bridge is
- * still to come); today this is a host-side object only.
- */
+/** An in-memory store, optionally seeded (bytes allowed) and read-only. */
 export function memoryStore(
   files?: Record<string, string | Uint8Array | ArrayBuffer>,
   options?: { readOnly?: boolean },

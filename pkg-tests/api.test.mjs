@@ -170,15 +170,14 @@ test('scriptedModel answers in order and says when it runs out', async () => {
 });
 
 test('memoryStore reads and lists its files', async () => {
-  const store = memoryStore({ 'b/paper.md': 'the paper body', 'a.txt': 'A', 'raw.bin': new Uint8Array([0x68, 0x69]) });
+  const store = memoryStore({ 'b/paper.md': 'the paper body', 'a.txt': 'A', 'raw.bin': new Uint8Array([0xff, 0x68]) });
   assert.equal(await store.read('b/paper.md'), 'the paper body');
-  assert.equal(await store.read('raw.bin'), 'hi');
+  assert.deepEqual(await store.read('raw.bin'), new Uint8Array([0xff, 0x68]));
   assert.equal(await store.read('missing.md'), undefined);
   assert.deepEqual(await store.list(), ['a.txt', 'b/paper.md', 'raw.bin']);
-  await store.write('c.md', 'C');
+  await store.commit([{ op: 'write', path: 'c.md', data: new TextEncoder().encode('C') }, { op: 'delete', path: 'a.txt' }]);
   assert.equal(await store.read('c.md'), 'C');
-  const frozen = memoryStore({ 'x.md': 'x' }, { readOnly: true });
-  assert.equal(frozen.readOnly, true);
-  await assert.rejects(frozen.write('y.md', 'y'), /read-only/);
+  assert.deepEqual(await store.list(), ['b/paper.md', 'c.md', 'raw.bin']);
+  assert.equal(memoryStore({ 'x.md': 'x' }, { readOnly: true }).readOnly, true);
   assert.throws(() => memoryStore({ 'n.md': 5 }), TypeError);
 });

@@ -10,6 +10,7 @@ pub mod host;
 pub mod lua;
 pub mod parse;
 pub mod prompt;
+pub mod store;
 pub mod subst;
 
 #[cfg(target_arch = "wasm32")]

@@ -41,6 +41,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         since_yield: Cell::new(0),
         slice_yield: Cell::new(false),
         role: RefCell::new(None),
+        loading_shared: Cell::new(false),
     });
     let name = ctx.section_name().to_string();
     run.emit("section_started", Some(&name), json!({ "id": id, "heading": ctx.heading() }));
@@ -67,7 +68,10 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     if let Some(shared) = &ctx.run.prompt.shared {
         // The shared library's top-level return is discarded: the replay is a library load.
         *ctx.prose.borrow_mut() = ProseSlot::default();
-        run_chunk(ctx, &vm, shared, "lua shared").await?;
+        ctx.loading_shared.set(true);
+        let replayed = run_chunk(ctx, &vm, shared, "lua shared").await;
+        ctx.loading_shared.set(false);
+        replayed?;
     }
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
@@ -120,6 +124,10 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
     let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
     let fut = thread.into_async::<MultiValue>(f).map_err(|e| lua::setup_error(ctx, e))?;
     let outcome = drive(ctx, fut).await;
+    // A block's store changes go to the backend as one batch when it ends, however it ended.
+    if let Err(detail) = ctx.run.store.flush().await {
+        ctx.run.stop_with(RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
+    }
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(stop);
     }

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
 use crate::prompt::Prompt;
+use crate::store::view::Store;
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -58,6 +59,8 @@ pub struct RunShared {
     pub stop: RefCell<Option<RunError>>,
     /// `models.default(role)` from the H1 body.
     pub default_role: RefCell<Option<String>>,
+    /// The run's working view of the host's store.
+    pub store: Rc<Store>,
 }
 
 impl RunShared {
@@ -96,6 +99,8 @@ impl RunShared {
 
 /// One chain: the main walk (H1 pass included) now; calls and tasks later.
 pub struct Chain {
+    /// The chain identity claims name (`0` for the main chain, H1 included).
+    pub id: String,
     /// The argument string `{{ args }}` shows.
     pub args: String,
     /// The parsed arguments sections see, frozen when the H1 pass ends (`None` is nil).
@@ -123,6 +128,8 @@ pub struct EntryCtx {
     pub slice_yield: Cell<bool>,
     /// `models.use(role)` for this entry.
     pub role: RefCell<Option<String>>,
+    /// True while the shared library replays (store calls convert arguments like Lua does).
+    pub loading_shared: Cell<bool>,
 }
 
 #[derive(Default)]
@@ -149,5 +156,9 @@ impl EntryCtx {
 
     pub fn is_h1(&self) -> bool {
         self.section.is_none()
+    }
+
+    pub fn loading_shared(&self) -> bool {
+        self.loading_shared.get()
     }
 }

@@ -10,20 +10,24 @@ use serde_json::{json, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use crate::error::{RunError, RunErrorKind};
+use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
+use crate::store::view::Store;
+use crate::store::{Backend, MemoryBackend};
 pub use block::EntryEnd;
 pub use context::{Limits, Ui};
 use context::{Chain, RunShared};
 
 /// What a host passes for one run.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     pub args: String,
     pub seed: u64,
     /// Host overrides; `None` fields fall back to the prompt's frontmatter, then the defaults.
     pub limits: LimitOverrides,
     pub ui: Ui,
+    /// The host's store; `None` gives the run a fresh, empty memory store.
+    pub store: Option<Rc<dyn Backend>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -74,7 +78,14 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         None => Some(json!({ "prose": options.args })),
         Some(_) => serde_json::from_str::<Json>(&options.args).ok().filter(|j| !j.is_null()),
     };
+    // The store opens before anything runs: a failing backend fails the run, never a silent
+    // throwaway store.
+    let backend: Rc<dyn Backend> = options.store.clone().unwrap_or_else(|| Rc::new(MemoryBackend::default()));
+    let store = Store::open(backend)
+        .await
+        .map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
     let run = Rc::new(RunShared {
+        store: store.clone(),
         started: time::rfc3339(host.now_ms()),
         nonce: time::nonce(options.seed),
         execution,
@@ -87,19 +98,29 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         stop: RefCell::new(None),
         default_role: RefCell::new(None),
     });
-    if let Some(notice) = models::unmet_requirements(&run) {
-        return Err(RunError::new(RunErrorKind::RequirementsUnmet, notice));
+    let mut unmet = models::unmet_requirements(&run);
+    unmet.extend(run.prompt.front.input.iter().filter(|p| !store.has_file(p)).map(|p| format!("- missing input file: {p}")));
+    if !unmet.is_empty() {
+        return Err(RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n{}", unmet.join("\n"))));
     }
     run.check_cancelled();
     if let Some(stop) = run.stop.borrow().clone() {
         return Err(stop);
     }
     let chain = Rc::new(Chain {
+        id: "0".into(),
         args: options.args,
         argv: RefCell::new(argv),
         var: Rc::new(RefCell::new(json!({}))),
     });
-    walk(&run, &chain).await
+    let result = walk(&run, &chain).await;
+    // Every write the run made is in the backend before the run ends, success or failure.
+    let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
+    let result = result.and_then(|r| flushed.map(|()| r))?;
+    if let Some(missing) = run.prompt.front.output.iter().find(|p| !store.has_file(p)) {
+        return Err(RunError::new(RunErrorKind::Vfs, format!("output file not written: {missing}")));
+    }
+    Ok(result)
 }
 
 /// The main walk: the H1 pass, then the top-level sections in file order, skipping off-walk

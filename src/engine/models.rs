@@ -6,7 +6,6 @@ use mlua::Value;
 use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
-use crate::error::REQUIREMENTS_NOTICE;
 
 /// The role a prompt without `models:` runs its model rounds on.
 pub const DEFAULT_ROLE: &str = "default";
@@ -58,18 +57,16 @@ fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
     ctx.run.prompt.front.models.get(role).cloned().unwrap_or_else(|| json!({}))
 }
 
-/// Every declared role must have a model before the run starts; the notice lists each missing
-/// one at once.
-pub fn unmet_requirements(run: &super::context::RunShared) -> Option<String> {
-    let missing: Vec<String> = run
+/// Every declared role must have a model before the run starts: one notice line per missing role.
+pub fn unmet_requirements(run: &super::context::RunShared) -> Vec<String> {
+    run
         .prompt
         .front
         .models
         .iter()
         .filter(|(role, spec)| !run.host.has_model(role, spec))
         .map(|(role, _)| format!("- no model for role: {role}"))
-        .collect();
-    (!missing.is_empty()).then(|| format!("{REQUIREMENTS_NOTICE}\n{}", missing.join("\n")))
+        .collect()
 }
 
 /// One round, no tools, a fresh conversation holding only `prompt`; returns the reply text.

@@ -161,6 +161,14 @@ G.json = {
   encode = function(v) return check(E.json_encode(v)) end,
   decode = function(s) return check(E.json_decode(s)) end,
 }
+-- store: the eight calls; each suspends while the store answers.
+local store = {}
+for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
+  local f = E['store_' .. name]
+  store[name] = function(...) return check(f(...)) end
+end
+G.store = store
+
 G.log = function(message) return check(E.log(message)) end
 G.untrusted = function(s) return check(E.untrusted(s)) end
 
@@ -176,7 +184,7 @@ local function unavailable_table(name, present)
   })
 end
 for _, name in next, { 'call', 'jump', 'require' } do G[name] = unavailable_fn(name) end
-for _, name in next, { 'tasks', 'tools', 'packs', 'store', 'compactors', 'messages' } do
+for _, name in next, { 'tasks', 'tools', 'packs', 'compactors', 'messages' } do
   G[name] = unavailable_table(name)
 end
 local models = {}

@@ -3,6 +3,7 @@
 //! side), the instruction hook, and the memory ceiling.
 
 mod globals;
+mod store_api;
 pub mod untrusted;
 pub mod values;
 
@@ -95,6 +96,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // them back through this cell once bootstrap has returned.
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     globals::install(&lua, &e, ctx, &marks, &shims)?;
+    store_api::install(&lua, &e, ctx)?;
 
     let internals: Table =
         lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;

@@ -3,6 +3,7 @@
 //! object (docs/bridge.md). It never rejects for a prompt's own failure.
 
 mod host;
+mod store;
 mod wasi_shim;
 
 use js_sys::{Promise, Reflect};
@@ -55,6 +56,10 @@ pub fn run_prompt(source: String, options: JsValue) -> Promise {
                     seed,
                     limits: limits(&get(&options, "limits")),
                     ui: ui(&get(&options, "ui")),
+                    store: {
+                        let s = get(&options, "store");
+                        (!s.is_undefined()).then(|| Rc::new(store::JsBackend::new(s)) as Rc<dyn crate::store::Backend>)
+                    },
                 };
                 let host = Rc::new(JsHost::new(&options));
                 match crate::engine::run(&source, run_options, host).await {

@@ -1,6 +1,7 @@
 //! A native host for engine tests: records events, answers models from scripts, and can be
 //! cancelled.
 #![allow(dead_code)]
+#![allow(unexpected_cfgs)]
 
 use futures::future::LocalBoxFuture;
 use runvil::{Host, RunError, RunOptions};
@@ -85,4 +86,20 @@ pub fn error(source: &str, args: &str) -> RunError {
 /// A prompt with the usual frontmatter around a body.
 pub fn prompt(body: &str) -> String {
     format!("---\nname: t\ndescription: test\nrunvil: 0\n---\n\n# T\n\n{body}")
+}
+
+/// Runs `source` against a host-supplied memory store seeded with `files` (read-only when asked)
+/// and returns the outcome with the store's files after the run, sorted by path. Compiled only
+/// with `--cfg runvil_store` until `runvil::store` and `RunOptions::store` land; then drop the gate.
+#[cfg(runvil_store)]
+pub fn run_with_store(
+    source: &str,
+    args: &str,
+    files: Vec<(String, Vec<u8>)>,
+    read_only: bool,
+) -> (Result<Option<String>, RunError>, Vec<(String, Vec<u8>)>) {
+    let backend = Rc::new(runvil::store::MemoryBackend::new(files, read_only));
+    let store: Rc<dyn runvil::store::Backend> = backend.clone();
+    let outcome = run_with(Rc::new(TestHost::default()), source, args, |options| options.store = Some(store));
+    (outcome, backend.snapshot())
 }

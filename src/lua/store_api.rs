@@ -1,0 +1,229 @@
+//! The `store` global's Rust side: the eight calls as suspending (async) functions, their
+//! argument checks, and store errors as error values of kind `store`.
+//!
+//! While the shared library loads, argument conversion follows Lua's own coercion (a number
+//! passed for a string becomes text) with a generic conversion message (`004`, "How store calls
+//! run"); everywhere else the chapter's `... must be a string, got {type}` messages apply.
+
+use futures::FutureExt;
+use mlua::{Lua, MultiValue, Table, Value};
+use std::rc::Rc;
+
+use super::values::{fail, ok, Answer};
+use crate::engine::context::EntryCtx;
+use crate::error::{RunError, RunErrorKind};
+use crate::store::view::{Failure, StoreError};
+
+/// The Lua type as store messages name it: integers and floats are told apart.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) => "integer",
+        Value::Number(_) => "number",
+        other => other.type_name(),
+    }
+}
+
+/// A required string argument, as bytes (the store keeps what Lua gives it).
+fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> {
+    match v {
+        Value::String(s) => Ok(s.as_bytes().to_vec()),
+        Value::Integer(i) if ctx.loading_shared() => Ok(i.to_string().into_bytes()),
+        Value::Number(n) if ctx.loading_shared() => Ok(format_float(*n).into_bytes()),
+        other if ctx.loading_shared() => {
+            Err(format!("error converting Lua {} to String (expected string or number)", other.type_name()))
+        }
+        other => Err(format!("{name} must be a string, got {}", type_name(other))),
+    }
+}
+
+fn format_float(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{n:.1}")
+    } else {
+        format!("{n}")
+    }
+}
+
+/// An optional line bound: nil, an integer, or a float with a whole value.
+fn bound_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Option<i64>, String> {
+    match v {
+        Value::Nil => Ok(None),
+        Value::Integer(i) => Ok(Some(*i)),
+        Value::Number(n) if n.fract() == 0.0 && *n >= -9.223_372_036_854_776e18 && *n < 9.223_372_036_854_776e18 => Ok(Some(*n as i64)),
+        Value::String(s) if ctx.loading_shared() => {
+            s.to_str().ok().and_then(|t| t.trim().parse::<i64>().ok()).map(Some).ok_or_else(|| {
+                "error converting Lua string to i64 (expected number)".to_string()
+            })
+        }
+        other if ctx.loading_shared() => Err(format!("error converting Lua {} to i64 (expected number)", other.type_name())),
+        other => Err(format!("{name} must be an integer, got {}", type_name(other))),
+    }
+}
+
+fn path_text(bytes: Vec<u8>) -> String {
+    // Paths are compared as the prompt wrote them; bytes that are not UTF-8 cannot name a file
+    // and fail the control/character rules through their replacement characters.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn arg(args: &MultiValue, i: usize) -> Value {
+    args.get(i).cloned().unwrap_or(Value::Nil)
+}
+
+/// Turns a store failure into the check-convention answer, or stops the run.
+fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
+    match failure {
+        Failure::Store(e) => store_error(lua, &e),
+        Failure::Conflict(message) => {
+            ctx.run.stop_with(RunError::new(RunErrorKind::Determinism, message.clone()));
+            fail(lua, "store", message)
+        }
+        Failure::Backend(detail) => {
+            ctx.run.stop_with(RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
+            fail(lua, "store", "store backend failure")
+        }
+    }
+}
+
+fn store_error(lua: &Lua, e: &StoreError) -> Answer {
+    let fields = lua.create_table()?;
+    fields.raw_set("reason", e.reason)?;
+    if let Some(p) = &e.path {
+        fields.raw_set("path", lua.create_string(p)?)?;
+    }
+    if let Some(r) = e.rule {
+        fields.raw_set("rule", r)?;
+    }
+    if let Some(a) = &e.anchor {
+        fields.raw_set("anchor", lua.create_string(a)?)?;
+    }
+    if let Some(c) = e.count {
+        fields.raw_set("count", c)?;
+    }
+    let mut mv = fail(lua, "store", &e.message)?;
+    mv.push_back(Value::Table(fields));
+    Ok(mv)
+}
+
+/// Runs a store future, racing it with cancellation (a backend call may wait on the network).
+async fn suspend<T>(ctx: &EntryCtx, fut: impl std::future::Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    let cancelled = ctx.run.host.cancelled();
+    futures::select! {
+        r = fut.fuse() => r,
+        _ = cancelled.fuse() => {
+            ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+            Err(Failure::Backend("cancelled".into()))
+        }
+    }
+}
+
+pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+    macro_rules! store_fn {
+        ($name:literal, |$lua:ident, $ctx:ident, $args:ident| $body:expr) => {{
+            let c = ctx.clone();
+            e.raw_set(
+                $name,
+                lua.create_async_function(move |$lua: Lua, $args: MultiValue| {
+                    let $ctx = c.clone();
+                    async move { $body }
+                })?,
+            )?;
+        }};
+    }
+
+    store_fn!("store_write", |lua, ctx, args| write_like(&lua, &ctx, &args, false).await);
+    store_fn!("store_append", |lua, ctx, args| write_like(&lua, &ctx, &args, true).await);
+    store_fn!("store_read", |lua, ctx, args| read_like(&lua, &ctx, &args, false).await);
+    store_fn!("store_read_numbered", |lua, ctx, args| read_like(&lua, &ctx, &args, true).await);
+    store_fn!("store_str_replace", |lua, ctx, args| {
+        let strings = (|| -> Result<_, String> {
+            Ok((
+                string_arg(&ctx, &arg(&args, 0), "path")?,
+                string_arg(&ctx, &arg(&args, 1), "old")?,
+                string_arg(&ctx, &arg(&args, 2), "new")?,
+            ))
+        })();
+        let (p, old, new) = match strings {
+            Ok(s) => s,
+            Err(m) => return fail(&lua, "lua", m),
+        };
+        let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
+        let store = ctx.run.store.clone();
+        match suspend(&ctx, store.str_replace(&ctx.chain.id, &path_text(p), &old, &new)).await {
+            Ok(()) => ok(&lua, ()),
+            Err(f) => answer_failure(&lua, &ctx, f),
+        }
+    });
+    store_fn!("store_delete", |lua, ctx, args| {
+        let p = match string_arg(&ctx, &arg(&args, 0), "path") {
+            Ok(p) => path_text(p),
+            Err(m) => return fail(&lua, "lua", m),
+        };
+        let store = ctx.run.store.clone();
+        match suspend(&ctx, store.delete(&ctx.chain.id, &p)).await {
+            Ok(()) => ok(&lua, ()),
+            Err(f) => answer_failure(&lua, &ctx, f),
+        }
+    });
+    store_fn!("store_exists", |lua, ctx, args| {
+        let p = match string_arg(&ctx, &arg(&args, 0), "path") {
+            Ok(p) => path_text(p),
+            Err(m) => return fail(&lua, "lua", m),
+        };
+        match ctx.run.store.exists(&ctx.chain.id, &p) {
+            Ok(b) => ok(&lua, b),
+            Err(f) => answer_failure(&lua, &ctx, f),
+        }
+    });
+    store_fn!("store_glob", |lua, ctx, args| {
+        let pattern = match string_arg(&ctx, &arg(&args, 0), "pattern") {
+            Ok(p) => path_text(p),
+            Err(m) => return fail(&lua, "lua", m),
+        };
+        match ctx.run.store.glob(&ctx.chain.id, &pattern) {
+            Ok(found) => ok(&lua, lua.create_sequence_from(found)?),
+            Err(f) => answer_failure(&lua, &ctx, f),
+        }
+    });
+    Ok(())
+}
+
+async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) -> Answer {
+    let p = match string_arg(ctx, &arg(args, 0), "path") {
+        Ok(p) => path_text(p),
+        Err(m) => return fail(lua, "lua", m),
+    };
+    let contents = match string_arg(ctx, &arg(args, 1), "contents") {
+        Ok(c) => c,
+        Err(m) => return fail(lua, "lua", m),
+    };
+    let store = ctx.run.store.clone();
+    let result = if append {
+        suspend(ctx, store.append(&ctx.chain.id, &p, &contents)).await
+    } else {
+        suspend(ctx, store.write(&ctx.chain.id, &p, &contents)).await
+    };
+    match result {
+        Ok(()) => ok(lua, ()),
+        Err(f) => answer_failure(lua, ctx, f),
+    }
+}
+
+async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, numbered: bool) -> Answer {
+    let parsed = (|| -> Result<_, String> {
+        Ok((
+            string_arg(ctx, &arg(args, 0), "path")?,
+            bound_arg(ctx, &arg(args, 1), "start")?,
+            bound_arg(ctx, &arg(args, 2), "end")?,
+        ))
+    })();
+    let (p, start, end) = match parsed {
+        Ok(v) => v,
+        Err(m) => return fail(lua, "lua", m),
+    };
+    let store = ctx.run.store.clone();
+    match suspend(ctx, store.read(&ctx.chain.id, &path_text(p), start, end, numbered)).await {
+        Ok(text) => ok(lua, text),
+        Err(f) => answer_failure(lua, ctx, f),
+    }
+}

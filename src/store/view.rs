@@ -1,0 +1,356 @@
+//! The run's working view of the store and the eight store calls (`004`). Reads are served from
+//! what the view holds (contents fetched from the backend once, on first use); changes are
+//! applied to the view at once and queued, in order, for the backend.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use super::claims::{Claim, Claims, Region};
+use super::path::{self, Rule};
+use super::{Backend, Change};
+
+/// A failed store call: an error value of kind `store` with these fields.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StoreError {
+    pub reason: &'static str,
+    pub message: String,
+    pub path: Option<String>,
+    pub rule: Option<&'static str>,
+    pub anchor: Option<String>,
+    pub count: Option<i64>,
+}
+
+/// A store call that cannot go on: an error for the caller, or a conflict that ends the run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    Store(StoreError),
+    /// A claims conflict: run error `Determinism`, never catchable.
+    Conflict(String),
+    /// The backend failed: run error `Vfs`.
+    Backend(String),
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Store(e)
+    }
+}
+
+fn err(reason: &'static str, message: String, path: &str) -> StoreError {
+    StoreError { reason, message, path: Some(path.to_string()), ..Default::default() }
+}
+
+pub fn not_found(path: &str) -> StoreError {
+    err("not_found", format!("file not found in store: {path}"), path)
+}
+
+fn invalid_path(p: &str, rule: Rule) -> StoreError {
+    StoreError { rule: Some(rule.tag()), ..err("invalid_path", format!("invalid path {p:?}: {}", rule.path_reason()), p) }
+}
+
+fn invalid_range(p: &str, reason: &str) -> StoreError {
+    err("invalid_range", format!("invalid line range for {p}: {reason}"), p)
+}
+
+pub fn check(p: &str) -> Result<(), StoreError> {
+    path::check_path(p).map_err(|rule| invalid_path(p, rule))
+}
+
+#[derive(Debug, Clone)]
+enum Content {
+    Loaded(Rc<Vec<u8>>),
+    /// In the backend, not fetched yet.
+    Unloaded,
+}
+
+/// Flush the queue once it holds this many changes, so a long block's memory stays bounded.
+const FLUSH_AT: usize = 256;
+
+pub struct Store {
+    backend: Rc<dyn Backend>,
+    view: RefCell<View>,
+}
+
+#[derive(Default)]
+struct View {
+    files: BTreeMap<String, Content>,
+    /// Explicit directories: parents of written files, kept after their last file is deleted.
+    dirs: BTreeSet<String>,
+    read_only: bool,
+    pending: Vec<Change>,
+    claims: Claims,
+}
+
+fn parents(p: &str) -> impl Iterator<Item = &str> {
+    p.match_indices('/').map(move |(i, _)| &p[..i])
+}
+
+/// Lines split at `\n` (a trailing `\r` dropped); a final newline adds no empty last line.
+fn lines(text: &str) -> Vec<&str> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if text.is_empty() {
+        return Vec::new();
+    }
+    body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
+}
+
+impl Store {
+    /// Opens the host's backend: the listing is read once, here.
+    pub async fn open(backend: Rc<dyn Backend>) -> Result<Rc<Store>, String> {
+        let opened = backend.open().await?;
+        let mut view = View { read_only: opened.read_only, ..Default::default() };
+        for (p, data) in opened.files {
+            for parent in parents(&p) {
+                view.dirs.insert(parent.to_string());
+            }
+            view.files.insert(p, data.map(|d| Content::Loaded(Rc::new(d))).unwrap_or(Content::Unloaded));
+        }
+        view.dirs.extend(opened.dirs);
+        Ok(Rc::new(Store { backend, view: RefCell::new(view) }))
+    }
+
+    /// Sends the queued changes to the backend as one ordered batch.
+    pub async fn flush(&self) -> Result<(), String> {
+        let batch = std::mem::take(&mut self.view.borrow_mut().pending);
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.backend.commit(batch).await
+    }
+
+    fn claim(&self, write: bool, region: Region, chain: &str) -> Result<(), Failure> {
+        let claim = Claim { write, region, chain: chain.to_string() };
+        // One chain for now: every chain is ordered with itself (tasks add real orders).
+        self.view.borrow_mut().claims.record(claim, |a, b| a == b).map_err(|c| Failure::Conflict(c.message))
+    }
+
+    fn queue(&self, change: Change) {
+        let mut v = self.view.borrow_mut();
+        // Consecutive whole-file writes to one path collapse into the last: the batch still
+        // leaves a prefix of the run's changes if it is cut anywhere.
+        if let (Change::Write { path: new, .. }, Some(Change::Write { path: last, .. })) = (&change, v.pending.last()) {
+            if new == last {
+                v.pending.pop();
+            }
+        }
+        v.pending.push(change);
+    }
+
+    async fn queue_and_maybe_flush(&self, change: Change) -> Result<(), Failure> {
+        self.queue(change);
+        if self.view.borrow().pending.len() >= FLUSH_AT {
+            self.flush().await.map_err(Failure::Backend)?;
+        }
+        Ok(())
+    }
+
+    /// The file's bytes; `Ok(None)` when there is no such file.
+    async fn bytes(&self, p: &str) -> Result<Option<Rc<Vec<u8>>>, Failure> {
+        let content = self.view.borrow().files.get(p).cloned();
+        match content {
+            None => Ok(None),
+            Some(Content::Loaded(b)) => Ok(Some(b)),
+            Some(Content::Unloaded) => {
+                let data = self.backend.read(p).await.map_err(Failure::Backend)?;
+                let data = Rc::new(data.unwrap_or_default());
+                self.view.borrow_mut().files.insert(p.to_string(), Content::Loaded(data.clone()));
+                Ok(Some(data))
+            }
+        }
+    }
+
+    /// A file's text, or the store error for a directory, a missing file, or non-UTF-8 bytes.
+    async fn text(&self, p: &str) -> Result<String, Failure> {
+        match self.bytes(p).await? {
+            Some(b) => String::from_utf8(b.to_vec()).map_err(|_| err("not_utf8", format!("file is not UTF-8 text in store: {p}"), p).into()),
+            None if self.view.borrow().dirs.contains(p) => Err(err("is_a_directory", format!("is a directory in store: {p}"), p).into()),
+            None => Err(not_found(p).into()),
+        }
+    }
+
+    /// Checks shared by every call that changes a file: read-only stores, directories in the way.
+    fn check_writable(&self, p: &str) -> Result<(), StoreError> {
+        let v = self.view.borrow();
+        if v.read_only {
+            return Err(err("permission_denied", format!("permission denied in store: {p}"), p));
+        }
+        if v.dirs.contains(p) {
+            return Err(err("is_a_directory", format!("is a directory in store: {p}"), p));
+        }
+        if parents(p).any(|parent| v.files.contains_key(parent)) {
+            return Err(err("not_a_directory", format!("not a directory in store: {p}"), p));
+        }
+        Ok(())
+    }
+
+    async fn put(&self, p: &str, data: Vec<u8>) -> Result<(), Failure> {
+        {
+            let mut v = self.view.borrow_mut();
+            for parent in parents(p) {
+                v.dirs.insert(parent.to_string());
+            }
+            v.files.insert(p.to_string(), Content::Loaded(Rc::new(data.clone())));
+        }
+        self.queue_and_maybe_flush(Change::Write { path: p.to_string(), data }).await
+    }
+
+    pub async fn write(&self, chain: &str, p: &str, contents: &[u8]) -> Result<(), Failure> {
+        check(p)?;
+        self.check_writable(p)?;
+        self.claim(true, Region::Path(p.into()), chain)?;
+        self.put(p, contents.to_vec()).await
+    }
+
+    pub async fn append(&self, chain: &str, p: &str, contents: &[u8]) -> Result<(), Failure> {
+        check(p)?;
+        self.check_writable(p)?;
+        self.claim(true, Region::Path(p.into()), chain)?;
+        let existing = self.bytes(p).await?;
+        if contents.is_empty() && existing.is_some() {
+            return Ok(());
+        }
+        let mut data = existing.map(|b| b.to_vec()).unwrap_or_default();
+        data.extend_from_slice(contents);
+        self.put(p, data).await
+    }
+
+    /// `store.read` and `store.read_numbered`: the whole file verbatim without bounds; with
+    /// bounds, the selected lines (numbered or not) joined by `\n`, bound rules in their order.
+    pub async fn read(&self, chain: &str, p: &str, start: Option<i64>, end: Option<i64>, numbered: bool) -> Result<String, Failure> {
+        check(p)?;
+        if start.is_none() {
+            if let Some(e) = end {
+                if e < 1 {
+                    return Err(invalid_range(p, "end must be at least 1").into());
+                }
+            }
+        }
+        self.claim(false, Region::Path(p.into()), chain)?;
+        let text = self.text(p).await?;
+        if start.is_none() && end.is_none() && !numbered {
+            return Ok(text);
+        }
+        let all = lines(&text);
+        let start = start.unwrap_or(1);
+        if start < 1 {
+            return Err(invalid_range(p, "start must be at least 1").into());
+        }
+        let last = all.len() as i64;
+        if start > last {
+            return Ok(String::new());
+        }
+        let end = end.unwrap_or(last).min(last);
+        if end < start {
+            return Err(invalid_range(p, "end must not be before start").into());
+        }
+        let slice = &all[(start - 1) as usize..end as usize];
+        if !numbered {
+            return Ok(slice.join("\n"));
+        }
+        let width = end.to_string().len();
+        Ok(slice
+            .iter()
+            .zip(start..)
+            .map(|(line, n)| format!("{n:>width$}| {line}"))
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    pub async fn str_replace(&self, chain: &str, p: &str, old: &str, new: &str) -> Result<(), Failure> {
+        check(p)?;
+        let anchor_err = |message: String, count: i64| StoreError {
+            anchor: Some(old.to_string()),
+            count: Some(count),
+            ..err("anchor", message, p)
+        };
+        if old.is_empty() {
+            return Err(anchor_err(format!("empty anchor for {p}: the text to replace must not be empty"), 0).into());
+        }
+        self.check_writable(p)?;
+        self.claim(true, Region::Path(p.into()), chain)?;
+        let text = self.text(p).await?;
+        let count = text.matches(old).count() as i64;
+        if count == 0 {
+            return Err(anchor_err(format!("anchor not found in {p}: {old:?}"), 0).into());
+        }
+        if count > 1 {
+            return Err(anchor_err(
+                format!("anchor occurs {count} times in {p}: {old:?}; include more surrounding text so that it occurs once"),
+                count,
+            )
+            .into());
+        }
+        self.put(p, text.replacen(old, new, 1).into_bytes()).await
+    }
+
+    pub async fn delete(&self, chain: &str, p: &str) -> Result<(), Failure> {
+        check(p)?;
+        if self.view.borrow().read_only {
+            return Err(err("permission_denied", format!("permission denied in store: {p}"), p).into());
+        }
+        self.claim(true, Region::Path(p.into()), chain)?;
+        let change = {
+            let mut v = self.view.borrow_mut();
+            if v.files.remove(p).is_some() {
+                Some(Change::Delete { path: p.to_string() })
+            } else if v.dirs.contains(p) {
+                let prefix = format!("{p}/");
+                let occupied = v.files.range(prefix.clone()..).next().is_some_and(|(k, _)| k.starts_with(&prefix))
+                    || v.dirs.range(prefix.clone()..).next().is_some_and(|k| k.starts_with(&prefix));
+                if occupied {
+                    return Err(err("directory_not_empty", format!("directory not empty in store: {p}"), p).into());
+                }
+                v.dirs.remove(p);
+                Some(Change::Delete { path: p.to_string() })
+            } else {
+                None
+            }
+        };
+        let Some(change) = change else { return Ok(()) };
+        self.queue_and_maybe_flush(change).await?;
+        // The directories of a deleted file stay (until deleted themselves): tell the backend,
+        // which may only have known them as parents of files.
+        for parent in parents(p) {
+            if self.view.borrow().dirs.contains(parent) {
+                self.queue_and_maybe_flush(Change::MakeDir { path: parent.to_string() }).await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn exists(&self, chain: &str, p: &str) -> Result<bool, Failure> {
+        check(p)?;
+        self.claim(false, Region::Path(p.into()), chain)?;
+        let v = self.view.borrow();
+        Ok(v.files.contains_key(p) || v.dirs.contains(p))
+    }
+
+    pub fn glob(&self, chain: &str, pattern: &str) -> Result<Vec<String>, Failure> {
+        let parsed = path::parse_pattern(pattern).map_err(|rule| StoreError {
+            reason: "invalid_path",
+            message: format!("invalid glob pattern {pattern:?}: {}", rule.pattern_reason()),
+            path: Some(pattern.to_string()),
+            rule: Some(if matches!(rule, Rule::Wildcard) { "wildcard" } else { rule.tag() }),
+            ..Default::default()
+        })?;
+        self.claim(false, Region::Pattern(pattern.into()), chain)?;
+        let v = self.view.borrow();
+        let found: Vec<String> = if parsed.dirs {
+            v.dirs.iter().filter(|d| parsed.matches(d)).cloned().collect()
+        } else {
+            v.files.keys().filter(|f| parsed.matches(f)).cloned().collect()
+        };
+        Ok(found)
+    }
+
+    /// Whether a file (not a directory) is at `p`: output checks.
+    pub fn has_file(&self, p: &str) -> bool {
+        self.view.borrow().files.contains_key(p)
+    }
+
+    /// Queued changes not yet sent (for tests of the batching).
+    pub fn pending(&self) -> usize {
+        self.view.borrow().pending.len()
+    }
+}
