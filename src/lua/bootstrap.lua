@@ -163,9 +163,9 @@ G.json = {
 }
 -- store: the eight calls; each suspends while the store answers.
 local store = {}
+local store_call = E.store_call
 for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
-  local f = E['store_' .. name]
-  store[name] = function(...) return check(f(...)) end
+  store[name] = function(...) return check(store_call(name, ...)) end
 end
 G.store = store
 

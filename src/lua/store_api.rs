@@ -105,87 +105,79 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
     Ok(mv)
 }
 
-/// Runs a store future, racing it with cancellation (a backend call may wait on the network).
-async fn suspend<T>(ctx: &EntryCtx, fut: impl std::future::Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
-    let cancelled = ctx.run.host.cancelled();
-    futures::select! {
-        r = fut.fuse() => r,
-        _ = cancelled.fuse() => {
-            ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-            Err(Failure::Backend("cancelled".into()))
-        }
-    }
+pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+    // One async entry point for all eight calls (bootstrap.lua passes the call's name first):
+    // each async function costs a state machine in the module, and the size budget is tight.
+    let c = ctx.clone();
+    e.raw_set(
+        "store_call",
+        lua.create_async_function(move |lua: Lua, mut args: MultiValue| {
+            let ctx = c.clone();
+            async move {
+                let op = match args.pop_front() {
+                    Some(Value::String(s)) => s.to_string_lossy(),
+                    _ => String::new(),
+                };
+                let cancelled = ctx.run.host.cancelled();
+                futures::select! {
+                    answer = store_call(&lua, &ctx, &op, &args).fuse() => answer,
+                    _ = cancelled.fuse() => {
+                        ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+                        fail(&lua, "cancelled", "the run was cancelled")
+                    }
+                }
+            }
+        })?,
+    )?;
+    Ok(())
 }
 
-pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
-    macro_rules! store_fn {
-        ($name:literal, |$lua:ident, $ctx:ident, $args:ident| $body:expr) => {{
-            let c = ctx.clone();
-            e.raw_set(
-                $name,
-                lua.create_async_function(move |$lua: Lua, $args: MultiValue| {
-                    let $ctx = c.clone();
-                    async move { $body }
-                })?,
-            )?;
-        }};
+async fn store_call(lua: &Lua, ctx: &EntryCtx, op: &str, args: &MultiValue) -> Answer {
+    match op {
+        "write" | "append" => write_like(lua, ctx, args, op == "append").await,
+        "read" | "read_numbered" => read_like(lua, ctx, args, op == "read_numbered").await,
+        "str_replace" => {
+            let strings = (|| -> Result<_, String> {
+                Ok((
+                    string_arg(ctx, &arg(args, 0), "path")?,
+                    string_arg(ctx, &arg(args, 1), "old")?,
+                    string_arg(ctx, &arg(args, 2), "new")?,
+                ))
+            })();
+            let (p, old, new) = match strings {
+                Ok(s) => s,
+                Err(m) => return fail(lua, "lua", m),
+            };
+            let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
+            let store = ctx.run.store.clone();
+            match store.str_replace(&ctx.chain.id, &path_text(p), &old, &new).await {
+                Ok(()) => ok(lua, ()),
+                Err(f) => answer_failure(lua, ctx, f),
+            }
+        }
+        "delete" | "exists" | "glob" => {
+            let name = if op == "glob" { "pattern" } else { "path" };
+            let p = match string_arg(ctx, &arg(args, 0), name) {
+                Ok(p) => path_text(p),
+                Err(m) => return fail(lua, "lua", m),
+            };
+            let store = ctx.run.store.clone();
+            let chain = &ctx.chain.id;
+            let result = match op {
+                "delete" => store.delete(chain, &p).await.map(|()| Value::Nil),
+                "exists" => store.exists(chain, &p).map(Value::Boolean),
+                _ => match store.glob(chain, &p) {
+                    Ok(found) => Ok(Value::Table(lua.create_sequence_from(found)?)),
+                    Err(f) => Err(f),
+                },
+            };
+            match result {
+                Ok(v) => ok(lua, v),
+                Err(f) => answer_failure(lua, ctx, f),
+            }
+        }
+        other => fail(lua, "lua", format!("store has no call named {other:?}")),
     }
-
-    store_fn!("store_write", |lua, ctx, args| write_like(&lua, &ctx, &args, false).await);
-    store_fn!("store_append", |lua, ctx, args| write_like(&lua, &ctx, &args, true).await);
-    store_fn!("store_read", |lua, ctx, args| read_like(&lua, &ctx, &args, false).await);
-    store_fn!("store_read_numbered", |lua, ctx, args| read_like(&lua, &ctx, &args, true).await);
-    store_fn!("store_str_replace", |lua, ctx, args| {
-        let strings = (|| -> Result<_, String> {
-            Ok((
-                string_arg(&ctx, &arg(&args, 0), "path")?,
-                string_arg(&ctx, &arg(&args, 1), "old")?,
-                string_arg(&ctx, &arg(&args, 2), "new")?,
-            ))
-        })();
-        let (p, old, new) = match strings {
-            Ok(s) => s,
-            Err(m) => return fail(&lua, "lua", m),
-        };
-        let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
-        let store = ctx.run.store.clone();
-        match suspend(&ctx, store.str_replace(&ctx.chain.id, &path_text(p), &old, &new)).await {
-            Ok(()) => ok(&lua, ()),
-            Err(f) => answer_failure(&lua, &ctx, f),
-        }
-    });
-    store_fn!("store_delete", |lua, ctx, args| {
-        let p = match string_arg(&ctx, &arg(&args, 0), "path") {
-            Ok(p) => path_text(p),
-            Err(m) => return fail(&lua, "lua", m),
-        };
-        let store = ctx.run.store.clone();
-        match suspend(&ctx, store.delete(&ctx.chain.id, &p)).await {
-            Ok(()) => ok(&lua, ()),
-            Err(f) => answer_failure(&lua, &ctx, f),
-        }
-    });
-    store_fn!("store_exists", |lua, ctx, args| {
-        let p = match string_arg(&ctx, &arg(&args, 0), "path") {
-            Ok(p) => path_text(p),
-            Err(m) => return fail(&lua, "lua", m),
-        };
-        match ctx.run.store.exists(&ctx.chain.id, &p) {
-            Ok(b) => ok(&lua, b),
-            Err(f) => answer_failure(&lua, &ctx, f),
-        }
-    });
-    store_fn!("store_glob", |lua, ctx, args| {
-        let pattern = match string_arg(&ctx, &arg(&args, 0), "pattern") {
-            Ok(p) => path_text(p),
-            Err(m) => return fail(&lua, "lua", m),
-        };
-        match ctx.run.store.glob(&ctx.chain.id, &pattern) {
-            Ok(found) => ok(&lua, lua.create_sequence_from(found)?),
-            Err(f) => answer_failure(&lua, &ctx, f),
-        }
-    });
-    Ok(())
 }
 
 async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) -> Answer {
@@ -199,9 +191,9 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) 
     };
     let store = ctx.run.store.clone();
     let result = if append {
-        suspend(ctx, store.append(&ctx.chain.id, &p, &contents)).await
+        store.append(&ctx.chain.id, &p, &contents).await
     } else {
-        suspend(ctx, store.write(&ctx.chain.id, &p, &contents)).await
+        store.write(&ctx.chain.id, &p, &contents).await
     };
     match result {
         Ok(()) => ok(lua, ()),
@@ -222,7 +214,7 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, numbered: bool)
         Err(m) => return fail(lua, "lua", m),
     };
     let store = ctx.run.store.clone();
-    match suspend(ctx, store.read(&ctx.chain.id, &path_text(p), start, end, numbered)).await {
+    match store.read(&ctx.chain.id, &path_text(p), start, end, numbered).await {
         Ok(text) => ok(lua, text),
         Err(f) => answer_failure(lua, ctx, f),
     }
