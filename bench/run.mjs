@@ -9,7 +9,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { createEngine } from '../pkg/index.js';
+import { createEngine, memoryStore } from '../pkg/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -99,6 +99,38 @@ async function main() {
   if (!r.value.ok) throw new Error(`section prompt failed: ${r.value.error.kind}: ${r.value.error.message}`);
   results.perSectionMs = r.ms / 200;
   console.log(`200-section prompt: ${ms(r.ms)} total, ${(results.perSectionMs * 1000).toFixed(1)} µs per section entry`);
+
+  // Store: operations per second on 1,000 files in a memory store, and the backend traffic a
+  // 1,000-operation block costs (the batching: one open, few commits).
+  const STORE_OPS = `
+local n = 0
+for i = 1, 1000 do store.write('files/' .. i .. '.txt', 'line one\\nline two\\n') end
+for i = 1, 1000 do store.append('files/' .. i .. '.txt', 'more\\n') end
+for i = 1, 1000 do n = n + #store.read('files/' .. i .. '.txt') end
+for i = 1, 50 do n = n + #store.glob('files/*.txt') end
+return n`;
+  const storeOps = 1000 + 1000 + 1000 + 50;
+  const storeRun = await sample(RUNS, async () => {
+    const o = await engine.run(`# Store\n\n## Main\n\n\`\`\`lua\n${STORE_OPS}\n\`\`\`\n`, { seed: 1, store: memoryStore() });
+    if (!o.ok) throw new Error(`store workload failed: ${o.error.kind}: ${o.error.message}`);
+    return o.result;
+  });
+  results.store = { opsPerSecond: Math.round(storeOps / (storeRun.ms / 1000)), ms: storeRun.ms, ops: storeOps };
+  const traffic = { open: 0, read: 0, commit: 0, changes: 0 };
+  const inner = memoryStore();
+  const counting = {
+    open: () => { traffic.open += 1; return inner.open(); },
+    read: (p) => { traffic.read += 1; return inner.read(p); },
+    commit: (c) => { traffic.commit += 1; traffic.changes += c.length; return inner.commit(c); },
+  };
+  await engine.run(`# Store\n\n## Main\n\n\`\`\`lua\nfor i = 1, 1000 do store.append('log.txt', i .. '\\n') end\n\`\`\`\n`, { seed: 1, store: counting });
+  const mixed = { open: 0, read: 0, commit: 0, changes: 0 };
+  const before = { ...traffic };
+  await engine.run(`# Store\n\n## Main\n\n\`\`\`lua\nfor i = 1, 1000 do store.write('m/' .. (i % 100) .. '.txt', tostring(i)) store.read('m/' .. (i % 100) .. '.txt') end\n\`\`\`\n`, { seed: 1, store: counting });
+  for (const k of Object.keys(mixed)) mixed[k] = traffic[k] - before[k];
+  results.store.backendCalls = { appendBlock: before, writeReadBlock: mixed };
+  console.log(`store: ${results.store.opsPerSecond} ops/s (${storeOps} ops: write/append/read on 1,000 files + 50 globs, ${ms(storeRun.ms)})`);
+  console.log(`store backend calls for a 1,000-append block: ${JSON.stringify(before)}; 1,000 write+read over 100 files: ${JSON.stringify(mixed)}`);
 
   // Pure Lua: the engine (a `## Main` prompt) against its peers.
   const lua = {};

@@ -4,7 +4,7 @@
 //! before the other. With one chain (the main walk, H1 included) nothing can conflict; tasks will
 //! add chains and the order between them (fork at spawn, join at delivery).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use super::path::Pattern;
 
@@ -32,7 +32,9 @@ pub struct Conflict {
 #[derive(Debug, Default)]
 pub struct Claims {
     seen: HashSet<Claim>,
-    log: Vec<Claim>,
+    /// Claims per chain: a new claim is compared with other chains' claims only, so a run with
+    /// one chain pays nothing per call.
+    by_chain: BTreeMap<String, Vec<Claim>>,
 }
 
 fn touches(a: &Region, b: &Region) -> bool {
@@ -51,8 +53,9 @@ impl Claims {
         if self.seen.contains(&claim) {
             return Ok(());
         }
-        for earlier in &self.log {
-            if earlier.chain == claim.chain || !(earlier.write || claim.write) || !touches(&earlier.region, &claim.region) {
+        let others = self.by_chain.iter().filter(|(chain, _)| **chain != claim.chain);
+        for earlier in others.flat_map(|(_, claims)| claims) {
+            if !(earlier.write || claim.write) || !touches(&earlier.region, &claim.region) {
                 continue;
             }
             if ordered(&earlier.chain, &claim.chain) {
@@ -74,16 +77,16 @@ impl Claims {
             });
         }
         self.seen.insert(claim.clone());
-        self.log.push(claim);
+        self.by_chain.entry(claim.chain.clone()).or_default().push(claim);
         Ok(())
     }
 
     pub fn len(&self) -> usize {
-        self.log.len()
+        self.seen.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.log.is_empty()
+        self.seen.is_empty()
     }
 }
 

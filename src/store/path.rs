@@ -151,6 +151,11 @@ impl Pattern {
     /// exponential backtracking.
     pub fn matches(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').collect();
+        if !self.segments.iter().any(|seg| seg == "**") {
+            // The common case: one pattern segment per path segment.
+            return parts.len() == self.segments.len()
+                && self.segments.iter().zip(&parts).all(|(p, t)| segment_matches(p, t));
+        }
         let (p, s) = (self.segments.len(), parts.len());
         // reach[i][j]: pattern segments i.. can match path segments j..
         let mut reach = vec![vec![false; s + 1]; p + 1];
@@ -171,15 +176,25 @@ impl Pattern {
 /// `*` and `?` within one segment, greedy with one backtrack point: linear in practice and
 /// O(pattern x text) at worst.
 fn segment_matches(pattern: &str, text: &str) -> bool {
+    if !pattern.contains(['*', '?']) {
+        return pattern == text;
+    }
+    if pattern.is_ascii() && text.is_ascii() {
+        return wildcard(pattern.as_bytes(), text.as_bytes(), b'*', b'?');
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
+    wildcard(&p, &t, '*', '?')
+}
+
+fn wildcard<T: PartialEq + Copy>(p: &[T], t: &[T], any: T, one: T) -> bool {
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while j < t.len() {
-        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == t[j])) {
+        if i < p.len() && (p[i] == one || (p[i] != any && p[i] == t[j])) {
             i += 1;
             j += 1;
-        } else if i < p.len() && p[i] == '*' {
+        } else if i < p.len() && p[i] == any {
             star = Some((i, j));
             i += 1;
         } else if let Some((si, sj)) = star {
@@ -190,7 +205,7 @@ fn segment_matches(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    while i < p.len() && p[i] == '*' {
+    while i < p.len() && p[i] == any {
         i += 1;
     }
     i == p.len()
