@@ -4,6 +4,27 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 const MARKERS = /^--- (result|result-none|error |error-contains )/;
 
+/** `<path> = <value>`: the path is everything before the first ` = `. */
+function splitEntry(line, what, where) {
+  const at = line.indexOf(' = ');
+  if (at < 0) throw new Error(`${where}: ${what}: expected \`<path> = <value>\`, got ${JSON.stringify(line)}`);
+  return [line.slice(0, at), line.slice(at + 3)];
+}
+
+function parseHex(text, where) {
+  const digits = text.replace(/\s+/g, '');
+  if (digits.length % 2 !== 0 || /[^0-9a-fA-F]/.test(digits)) throw new Error(`${where}: bad hex bytes ${JSON.stringify(text)}`);
+  const bytes = new Uint8Array(digits.length / 2);
+  for (let k = 0; k < bytes.length; k += 1) bytes[k] = parseInt(digits.slice(2 * k, 2 * k + 2), 16);
+  return bytes;
+}
+
+function parseJsonText(text, where) {
+  const value = JSON.parse(text);
+  if (typeof value !== 'string') throw new Error(`${where}: expected a JSON string literal, got ${text}`);
+  return value;
+}
+
 export function parseCases(file, text) {
   let lines = text.split('\n');
   if (lines.at(-1) === '') lines = lines.slice(0, -1);
@@ -16,14 +37,28 @@ export function parseCases(file, text) {
     i += 1;
     let args = '';
     let pending = null;
+    const files = new Map(); // path -> string | Uint8Array, in header order
+    let readOnly = false;
     for (;;) {
       const l = lines[i++];
+      const where = `${file}:${i}: case ${name}`;
       if (l === undefined) throw new Error(`${file}:${line}: case ${name}: no --- prompt line`);
       if (l === '--- prompt') break;
       if (l.startsWith('args: ')) args = l.slice(6);
       else if (l.startsWith('args-json: ')) args = JSON.parse(l.slice(11));
       else if (l.startsWith('pending: ')) pending = l.slice(9).trim();
-      else if (l.trim() !== '') throw new Error(`${file}:${i}: case ${name}: unknown header line ${JSON.stringify(l)}`);
+      else if (l.startsWith('file: ') || l.startsWith('file-bytes: ')) {
+        const bytes = l.startsWith('file-bytes: ');
+        const [path, value] = splitEntry(l.slice(bytes ? 12 : 6), bytes ? 'file-bytes:' : 'file:', where);
+        if (files.has(path)) throw new Error(`${where}: file ${JSON.stringify(path)} is seeded twice`);
+        files.set(path, bytes ? parseHex(value, where) : parseJsonText(value, where));
+      } else if (l.startsWith('read-only: ')) {
+        const v = l.slice(11).trim();
+        if (v !== 'true' && v !== 'false') throw new Error(`${where}: read-only: expected true or false, got ${JSON.stringify(v)}`);
+        readOnly = v === 'true';
+      } else if (l.startsWith('#') || l.trim() === '') {
+        // a comment or a blank header line
+      } else throw new Error(`${where}: unknown header line ${JSON.stringify(l)}`);
     }
     const promptStart = i;
     while (i < lines.length && !MARKERS.test(lines[i]) && !lines[i].startsWith('=== ')) i += 1;
@@ -31,17 +66,44 @@ export function parseCases(file, text) {
     const prompt = `${lines.slice(promptStart, i).join('\n')}\n`;
     const marker = lines[i++];
     const bodyStart = i;
-    while (i < lines.length && !lines[i].startsWith('=== ')) i += 1;
+    while (i < lines.length && !lines[i].startsWith('=== ') && lines[i] !== '--- files') i += 1;
     const body = lines.slice(bodyStart, i);
+    let expectFiles = null;
+    if (i < lines.length && lines[i] === '--- files') {
+      i += 1;
+      expectFiles = [];
+      for (; i < lines.length && !lines[i].startsWith('=== '); i += 1) {
+        if (lines[i] === '') continue;
+        const where = `${file}:${i + 1}: case ${name}`;
+        const [path, value] = splitEntry(lines[i], '--- files', where);
+        const data = value.startsWith('bytes: ') ? parseHex(value.slice(7), where) : parseJsonText(value, where);
+        const last = expectFiles.at(-1);
+        if (last && Buffer.compare(Buffer.from(last.path), Buffer.from(path)) >= 0) {
+          throw new Error(`${where}: --- files must be sorted by path, without repeats`);
+        }
+        expectFiles.push({ path, data });
+      }
+    }
     let expect;
     if (marker === '--- result') expect = { result: body.join('\n') };
     else if (marker === '--- result-none') expect = { result: null };
     else if (marker.startsWith('--- error-contains ')) {
       expect = { kind: marker.slice(19).trim(), contains: body.filter((l) => l !== '') };
     } else expect = { kind: marker.slice(10).trim(), message: body.join('\n') };
-    cases.push({ file, line, name, args, pending, prompt, expect });
+    const needsStore = files.size > 0 || readOnly || expectFiles !== null;
+    cases.push({ file, line, name, args, pending, prompt, expect, files, readOnly, expectFiles, needsStore });
   }
   return cases;
+}
+
+/** `path = "json text"`, or `path = bytes: hex` for contents that are not UTF-8: one listing line. */
+export function showFile(path, data) {
+  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+  try {
+    return `${path} = ${JSON.stringify(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes))}`;
+  } catch {
+    return `${path} = bytes: ${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`;
+  }
 }
 
 export function loadCases() {

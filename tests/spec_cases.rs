@@ -6,12 +6,8 @@
 //! `SPEC_CASE=<substring>` runs only the cases whose name contains the substring.
 //!
 //! Cases that seed the store, make it read-only or check the final files (`file:`, `file-bytes:`,
-//! `read-only:`, `--- files`) run against a host store (`common::run_with_store`). That code is
-//! compiled only with `--cfg runvil_store` (`RUSTFLAGS='--cfg runvil_store'`) until
-//! `runvil::store` and `RunOptions::store` are part of the crate; without it those cases are
-//! counted as skipped. Once the store lands, delete the `cfg(runvil_store)` gates here and in
-//! `tests/common/mod.rs`.
-#![allow(unexpected_cfgs)]
+//! `read-only:`, `--- files`) run against a host-supplied memory store (`common::run_with_store`);
+//! the others run exactly as before, on the run's default store.
 
 mod common;
 
@@ -295,23 +291,13 @@ fn check_files(case: &Case, got: &[(String, Vec<u8>)]) -> Option<String> {
 
 type Outcome = Result<Option<String>, runvil::RunError>;
 
-/// Runs the case: None when it needs a host store and this build has none (`--cfg runvil_store`).
-#[cfg(runvil_store)]
-fn run_case(case: &Case) -> Option<(Outcome, Option<Vec<(String, Vec<u8>)>>)> {
+/// Runs the case, with the store's files after the run when it used a host store.
+fn run_case(case: &Case) -> (Outcome, Option<Vec<(String, Vec<u8>)>>) {
     if case.needs_store() {
         let (outcome, files) = common::run_with_store(&case.prompt, &case.args, case.files.clone(), case.read_only);
-        Some((outcome, Some(files)))
+        (outcome, Some(files))
     } else {
-        Some((common::run(&case.prompt, &case.args), None))
-    }
-}
-
-#[cfg(not(runvil_store))]
-fn run_case(case: &Case) -> Option<(Outcome, Option<Vec<(String, Vec<u8>)>>)> {
-    if case.needs_store() {
-        None
-    } else {
-        Some((common::run(&case.prompt, &case.args), None))
+        (common::run(&case.prompt, &case.args), None)
     }
 }
 
@@ -333,18 +319,14 @@ fn spec_cases() {
     }
     assert!(!cases.is_empty(), "no spec cases found");
 
-    let (mut passed, mut pending, mut skipped, mut failures) = (0, 0, 0, Vec::new());
+    let (mut passed, mut pending, mut failures) = (0, 0, Vec::new());
     for case in &cases {
         if filter.as_deref().is_some_and(|f| !case.name.contains(f)) {
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| run_case(case)));
         let problem = match outcome {
-            Ok(None) => {
-                skipped += 1;
-                continue;
-            }
-            Ok(Some((outcome, files))) => {
+            Ok((outcome, files)) => {
                 let problem = check(case, &outcome);
                 let files_problem = match (&files, case.pending.is_some()) {
                     (Some(files), false) => check_files(case, files),
@@ -372,12 +354,10 @@ fn spec_cases() {
         }
     }
     eprintln!(
-        "spec cases: {} passed, {} pending (still unavailable), {} failed, {} skipped (they need a host \
-         store: build with RUSTFLAGS='--cfg runvil_store')",
+        "spec cases: {} passed, {} pending (still unavailable), {} failed",
         passed,
         pending,
-        failures.len(),
-        skipped
+        failures.len()
     );
     if !failures.is_empty() {
         panic!("{} spec case(s) failed:\n\n{}\n", failures.len(), failures.join("\n\n"));

@@ -1,7 +1,6 @@
 //! A native host for engine tests: records events, answers models from scripts, and can be
 //! cancelled.
 #![allow(dead_code)]
-#![allow(unexpected_cfgs)]
 
 use futures::future::LocalBoxFuture;
 use runvil::{Host, RunError, RunOptions};
@@ -89,9 +88,7 @@ pub fn prompt(body: &str) -> String {
 }
 
 /// Runs `source` against a host-supplied memory store seeded with `files` (read-only when asked)
-/// and returns the outcome with the store's files after the run, sorted by path. Compiled only
-/// with `--cfg runvil_store` until `runvil::store` and `RunOptions::store` land; then drop the gate.
-#[cfg(runvil_store)]
+/// and returns the outcome with the store's files after the run, sorted by path.
 pub fn run_with_store(
     source: &str,
     args: &str,
