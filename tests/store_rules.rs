@@ -81,7 +81,6 @@ fn naive(pattern: &str, path: &str) -> bool {
         match p.split_first() {
             None => t.is_empty(),
             Some((b'*', rest)) => (0..=t.len()).any(|k| seg(rest, &t[k..])),
-            Some((b'?', rest)) => !t.is_empty() && seg(rest, &t[1..]),
             Some((c, rest)) => t.first() == Some(c) && seg(rest, &t[1..]),
         }
     }

@@ -146,7 +146,8 @@ pub fn parse_pattern(pattern: &str) -> Result<Pattern, Rule> {
 
 impl Pattern {
     /// Whether `path` matches. `**` spans zero or more whole segments, `*` any run of characters
-    /// within a segment, `?` one character; everything else matches itself. Bounded: a table of
+    /// within a segment; every other character (`?` and `[` included) matches itself (`004`,
+    /// "Pattern syntax": there is no escape syntax). Bounded: a table of
     /// (pattern segment, path segment) pairs, each pair decided once, so no pattern can force
     /// exponential backtracking.
     pub fn matches(&self, path: &str) -> bool {
@@ -173,25 +174,20 @@ impl Pattern {
     }
 }
 
-/// `*` and `?` within one segment, greedy with one backtrack point: linear in practice and
-/// O(pattern x text) at worst.
+/// `*` within one segment, greedy with one backtrack point: linear in practice and
+/// O(pattern x text) at worst. Bytes are enough: `*` is ASCII and never splits a character.
 fn segment_matches(pattern: &str, text: &str) -> bool {
-    if !pattern.contains(['*', '?']) {
+    if !pattern.contains('*') {
         return pattern == text;
     }
-    if pattern.is_ascii() && text.is_ascii() {
-        return wildcard(pattern.as_bytes(), text.as_bytes(), b'*', b'?');
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    wildcard(&p, &t, '*', '?')
+    wildcard(pattern.as_bytes(), text.as_bytes(), b'*')
 }
 
-fn wildcard<T: PartialEq + Copy>(p: &[T], t: &[T], any: T, one: T) -> bool {
+fn wildcard(p: &[u8], t: &[u8], any: u8) -> bool {
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while j < t.len() {
-        if i < p.len() && (p[i] == one || (p[i] != any && p[i] == t[j])) {
+        if i < p.len() && p[i] != any && p[i] == t[j] {
             i += 1;
             j += 1;
         } else if i < p.len() && p[i] == any {
@@ -261,8 +257,8 @@ mod tests {
         assert!(m("**", "x/y/z"));
         assert!(!m("*.txt", "a/b.txt"));
         assert!(m("a/*.txt", "a/b.txt"));
-        assert!(m("?.md", "a.md"));
-        assert!(!m("?.md", "ab.md"));
+        assert!(m("?.md", "?.md"));
+        assert!(!m("?.md", "a.md"));
         assert!(m("a*b*c", "aXbYc"));
         assert_eq!(parse_pattern("a**").unwrap_err(), Rule::Wildcard);
         assert!(parse_pattern("notes/*/").unwrap().dirs);
