@@ -60,16 +60,20 @@ test('workerd: the runvil/workerd entry runs the smoke prompt', { timeout: 120_0
   const workerd = join(BIN, 'workerd');
   assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
   const port = await freePort();
+  // node_modules/.bin/workerd is a node wrapper that spawns the real binary: run it in its own
+  // process group so the whole group can be stopped.
   const child = spawn(workerd, ['serve', join(FIXTURES, 'config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
   child.stderr.on('data', (d) => { log += d; });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   t.after(async () => {
-    // workerd sometimes ignores SIGTERM while it drains connections; it keeps no state, so
-    // SIGKILL is safe and never leaves the test process waiting on a child.
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // Kill the wrapper and the real binary together; workerd keeps no state, so SIGKILL is safe
+    // and never leaves the suite waiting on an orphaned server.
+    if (child.exitCode === null && child.signalCode === null) {
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    }
     await exited;
   });
 

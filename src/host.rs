@@ -5,6 +5,8 @@
 use futures::future::LocalBoxFuture;
 use serde_json::Value as Json;
 
+pub use crate::tools::catalog::{PackSpec, ToolSpec, Unavailable};
+
 pub trait Host {
     /// Observes one run event (`{ event, type, section, ... }`). Cannot change the run.
     fn emit(&self, event: Json);
@@ -24,4 +26,17 @@ pub trait Host {
     /// (`{ role, spec, messages, tools, section, turn }`) and returns its reply object, or a
     /// model-safe failure message.
     fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>>;
+    /// The Packs this host serves (its Pack registry). `subagents` is always added by the engine.
+    fn packs(&self) -> Vec<PackSpec> {
+        Vec::new()
+    }
+    /// Runs one tool of the host's Pack `pack` (an index into [`Host::packs`]) and returns its
+    /// output text (structured tools answer JSON text), or a model-safe failure message.
+    /// `request` holds `tool` (the id), `name` (the name the call used), `arguments`, `callId`,
+    /// `caller` (`model` or `script`), `section` and `origin`.
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+        let _ = (pack, request);
+        let tool = tool.to_string();
+        Box::pin(async move { Err(format!("the host has no tool {tool}")) })
+    }
 }

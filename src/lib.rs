@@ -12,6 +12,7 @@ pub mod parse;
 pub mod prompt;
 pub mod store;
 pub mod subst;
+pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

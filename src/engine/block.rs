@@ -42,6 +42,9 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         slice_yield: Cell::new(false),
         role: RefCell::new(None),
         loading_shared: Cell::new(false),
+        scope: RefCell::new(Default::default()),
+        messages: RefCell::new(Vec::new()),
+        round: RefCell::new(Default::default()),
     });
     let name = ctx.section_name().to_string();
     run.emit("section_started", Some(&name), json!({ "id": id, "heading": ctx.heading() }));
@@ -76,7 +79,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
         let values = run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await?;
-        if let Some(result) = scalar_result(&vm.lua, values.front().unwrap_or(&Value::Nil))? {
+        if let Some(result) = scalar_text(&vm.lua, values.front().unwrap_or(&Value::Nil))? {
             return Ok(EntryEnd::Returned(result));
         }
     }
@@ -196,6 +199,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             _ => lua_error(format!("(error object is a {} value)", err.type_name())),
         },
         Value::Nil => lua_error("nil".into()),
+        Value::Error(_) => lua_error(crate::lua::tools_api::error_parts(&err).map(|(_, m)| m).unwrap_or_default()),
         Value::UserData(ud) => lua_error(userdata_text(&vm.lua, ud)),
         other => lua_error(vm.lua.coerce_string(other.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_else(|| {
             format!("(error object is a {} value)", other.type_name())
@@ -210,8 +214,9 @@ fn userdata_text(lua: &Lua, ud: &AnyUserData) -> String {
         .unwrap_or_else(|| "(error object is a userdata value)".into())
 }
 
-/// The scalar return rule: the first returned value, if not nil, ends the chain as text.
-fn scalar_result(lua: &Lua, v: &Value) -> Result<Option<String>, RunError> {
+/// The scalar return rule (blocks and local tool handlers): the first returned value, if not
+/// nil, becomes text.
+pub fn scalar_text(lua: &Lua, v: &Value) -> Result<Option<String>, RunError> {
     let text = match v {
         Value::Nil => return Ok(None),
         Value::Boolean(b) => b.to_string(),

@@ -10,7 +10,10 @@ use std::rc::Rc;
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
 use crate::prompt::Prompt;
+use crate::lua::tools_api::Round;
 use crate::store::view::Store;
+use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
+use crate::tools::{Record, Scope};
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -61,6 +64,10 @@ pub struct RunShared {
     pub default_role: RefCell<Option<String>>,
     /// The run's working view of the host's store.
     pub store: Rc<Store>,
+    /// The run's Packs and tool catalog, fixed for the whole run.
+    pub catalog: Catalog,
+    /// The host's Packs as it registered them (for reasons and preludes).
+    pub host_packs: Vec<PackSpec>,
 }
 
 impl RunShared {
@@ -68,6 +75,17 @@ impl RunShared {
         let id = self.last_id.get() + 1;
         self.last_id.set(id);
         id
+    }
+
+    /// Why a host Pack with this id cannot serve the run, if the host said so.
+    pub fn unavailable_reason(&self, id: &str) -> Option<String> {
+        let p = self.host_packs.iter().find(|p| p.name == id || p.name.rsplit('/').next() == Some(id))?;
+        match p.unavailable.as_ref()? {
+            Unavailable::Reason(r) => Some(r.clone()),
+            Unavailable::Needs { service, reason } => {
+                Some(reason.clone().unwrap_or_else(|| format!("{id} needs {service}, and this host provides none")))
+            }
+        }
     }
 
     pub fn stop_with(&self, err: RunError) {
@@ -130,6 +148,12 @@ pub struct EntryCtx {
     pub role: RefCell<Option<String>>,
     /// True while the shared library replays (store calls convert arguments like Lua does).
     pub loading_shared: Cell<bool>,
+    /// The entry's tool scope, local tools, rendered list and call counts.
+    pub scope: RefCell<Scope>,
+    /// The entry's conversation (`messages`).
+    pub messages: RefCell<Vec<Record>>,
+    /// The `models.loop` round in progress.
+    pub round: RefCell<Round>,
 }
 
 #[derive(Default)]

@@ -84,7 +84,11 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     let store = Store::open(backend)
         .await
         .map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
+    let host_packs = host.packs();
+    let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
     let run = Rc::new(RunShared {
+        catalog,
+        host_packs,
         store: store.clone(),
         started: time::rfc3339(host.now_ms()),
         nonce: time::nonce(options.seed),
@@ -98,7 +102,8 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         stop: RefCell::new(None),
         default_role: RefCell::new(None),
     });
-    let mut unmet = models::unmet_requirements(&run);
+    let mut unmet = pack_lines;
+    unmet.extend(models::unmet_requirements(&run));
     unmet.extend(run.prompt.front.input.iter().filter(|p| !store.has_file(p)).map(|p| format!("- missing input file: {p}")));
     if !unmet.is_empty() {
         return Err(RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n{}", unmet.join("\n"))));

@@ -53,7 +53,7 @@ pub fn resolve_role(ctx: &EntryCtx) -> Result<String, String> {
     }
 }
 
-fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
+pub fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
     ctx.run.prompt.front.models.get(role).cloned().unwrap_or_else(|| json!({}))
 }
 

@@ -41,20 +41,33 @@ local function check(ok, ...)
   raise(...)
 end
 
+-- Errors raised by Rust methods (userdata fields, messages) arrive wrapped by mlua; the Engine's
+-- pcall hands prompts the same error value shape as every other Engine error.
+local error_parts = E.error_parts
+local function normalize(e)
+  if type(e) == 'userdata' then
+    local kind, message = error_parts(e)
+    if kind then return make_error(kind, message) end
+  end
+  return e
+end
+
 -- pcall and xpcall catch Lua errors and error values, never the Engine's control signals
 -- (instruction budget, memory ceiling, cancellation, and later jump and determinism): `E.is_control`
 -- says whether the run is being stopped, and then the error goes on up.
 local is_control = E.is_control
 local function pass(ok, ...)
-  if not ok and is_control((...)) then raw_error((...), 0) end
-  return ok, ...
+  if ok then return true, ... end
+  local e = ...
+  if is_control(e) then raw_error(e, 0) end
+  return false, normalize(e)
 end
 G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
 local function xpass(handler, ok, ...)
   if ok then return true, ... end
   local e = ...
   if is_control(e) then raw_error(e, 0) end
-  return false, (handler(e))
+  return false, (handler(normalize(e)))
 end
 G.xpcall = function(f, handler, ...) return xpass(handler, raw_pcall(f, ...)) end
 
@@ -184,13 +197,94 @@ local function unavailable_table(name, present)
   })
 end
 for _, name in next, { 'call', 'jump', 'require' } do G[name] = unavailable_fn(name) end
-for _, name in next, { 'tasks', 'tools', 'packs', 'compactors', 'messages' } do
+for _, name in next, { 'tasks', 'compactors' } do
   G[name] = unavailable_table(name)
 end
+
+-- tools and packs (chapter 002). Local tool handlers stay here, as Lua functions, and run on the
+-- calling coroutine under the Engine's pcall: a handler can suspend, and whatever it raises
+-- reaches the caller unchanged.
+local engine_pcall = G.pcall
+local handlers = {}
+local function run_local(alias, args, call_id, turn)
+  E.local_begin(alias)
+  local ok, v = engine_pcall(handlers[alias], args)
+  if not ok then
+    check(E.local_end(alias, call_id, turn, true, nil))
+    raw_error(v, 0)
+  end
+  return check(E.local_end(alias, call_id, turn, false, v))
+end
+
+local tools = {}
+tools.get = function(id) return check(E.tools_get(id)) end
+tools.required = function() return check(E.tools_list(true)) end
+tools.extras = function() return check(E.tools_list(false)) end
+tools.offer = function(...) return check(E.tools_offer(...)) end
+tools.offer_local = function(alias, description, params, handler)
+  check(E.tools_offer_local(alias, description, params, handler))
+  handlers[alias] = handler
+end
+tools.call = function(tool, args)
+  local kind, a, b, c = check(E.tools_resolve(tool, args))
+  if kind == 'local' then return run_local(a, b, '', nil) end
+  return check(E.tools_call_catalog(a, b, c))
+end
+tools.allow_tasks = unavailable_fn('tools.allow_tasks')
+local calls_active, calls_get = E.calls_active, E.calls_get
+local calls_view = raw_setmetatable({}, {
+  __index = function(_, k) return check(calls_get(k)) end,
+  __newindex = function() raise('lua', 'tools.calls is read-only') end,
+  __metatable = 'tools.calls is read-only',
+})
+G.tools = raw_setmetatable(tools, {
+  __index = function(_, k)
+    if k == 'calls' then
+      if calls_active() then return calls_view end
+      return nil
+    end
+    return nil
+  end,
+})
+
+local packs = {}
+packs.get = function(name) return check(E.packs_get(name)) end
+packs.required = function() return check(E.packs_list(true)) end
+packs.extras = function() return check(E.packs_list(false)) end
+packs.offer = function(...) check(E.packs_offer(...)) end
+G.packs = packs
+
+G.messages = E.messages
+
 local models = {}
 models.infer = function(p) return check(E.models_infer(p)) end
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
+-- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
+-- catalog calls; local tool calls run here, one at a time, in the model's order.
+models.loop = function()
+  check(E.loop_start())
+  while true do
+    local final, n = check(E.loop_round())
+    if final then return n end
+    local i = 1
+    while i <= n do
+      local kind, alias, args, id, turn = check(E.loop_call(i))
+      if kind == 'local' then
+        local ok, v = engine_pcall(run_local, alias, args, id, turn)
+        if not ok then
+          E.loop_abort()
+          raw_error(v, 0)
+        end
+        check(E.loop_set(i, v))
+        i = i + 1
+      else
+        i = check(E.loop_batch(i))
+      end
+    end
+    check(E.loop_finish())
+  end
+end
 G.models = unavailable_table('models', models)
 
 -- The block runner: each block is a function run under a raw pcall on the Engine's own

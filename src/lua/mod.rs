@@ -4,6 +4,7 @@
 
 mod globals;
 mod store_api;
+pub mod tools_api;
 pub mod untrusted;
 pub mod values;
 
@@ -97,6 +98,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     globals::install(&lua, &e, ctx, &marks, &shims)?;
     store_api::install(&lua, &e, ctx)?;
+    tools_api::install(&lua, &e, ctx, &marks)?;
 
     let internals: Table =
         lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;

@@ -16,8 +16,20 @@ pub struct TestHost {
     /// Cancel once this many slices have yielded (a stand-in for a timer firing).
     pub cancel_after_yields: Cell<Option<u32>>,
     pub yields: Cell<u32>,
-    pub replies: RefCell<HashMap<String, Vec<String>>>,
+    /// Scripted replies per role: a JSON string is a text reply, an object a full reply.
+    pub replies: RefCell<HashMap<String, Vec<Json>>>,
     pub requests: RefCell<Vec<Json>>,
+    /// The host's Packs; a tool answers from `tool_answers` by its id, or echoes its arguments.
+    pub packs: RefCell<Vec<runvil::host::PackSpec>>,
+    pub tool_answers: RefCell<HashMap<String, Result<String, String>>>,
+    pub tool_requests: RefCell<Vec<Json>>,
+}
+
+impl TestHost {
+    /// Binds `role` to a scripted model.
+    pub fn model(&self, role: &str, replies: Vec<Json>) {
+        self.replies.borrow_mut().insert(role.to_string(), replies);
+    }
 }
 
 impl Host for TestHost {
@@ -52,7 +64,21 @@ impl Host for TestHost {
             let list = replies.get_mut(role).expect("bound role");
             if list.is_empty() { Err("scripted model has no reply left".to_string()) } else { Ok(list.remove(0)) }
         };
-        Box::pin(async move { reply.map(|text| json!({ "content": text, "finish_reason": "stop", "model": "scripted" })) })
+        Box::pin(async move {
+            reply.map(|r| match r {
+                Json::String(text) => json!({ "content": text, "finish_reason": "stop", "model": "scripted" }),
+                other => other,
+            })
+        })
+    }
+    fn packs(&self) -> Vec<runvil::host::PackSpec> {
+        self.packs.borrow().clone()
+    }
+    fn call_tool(&self, _pack: usize, _tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+        self.tool_requests.borrow_mut().push(request.clone());
+        let id = request["tool"].as_str().unwrap_or_default().to_string();
+        let answer = self.tool_answers.borrow().get(&id).cloned().unwrap_or_else(|| Ok(request["arguments"].to_string()));
+        Box::pin(async move { answer })
     }
 }
 

@@ -1,0 +1,824 @@
+//! The Rust side of `tools`, `packs`, `messages` and `models.loop` (`002`). Local tool handlers
+//! are Lua functions kept by bootstrap.lua and run on the calling coroutine, so a handler can
+//! suspend and its raised value reaches the caller unchanged; Rust keeps the scope, the counts,
+//! the records and the events.
+
+use futures::future::join_all;
+use futures::FutureExt;
+use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use serde_json::{json, Value as Json};
+use std::rc::Rc;
+
+use super::values::{self, fail, ok, Answer, Marks};
+use crate::engine::context::EntryCtx;
+use crate::engine::models;
+use crate::error::{RunError, RunErrorKind};
+use crate::tools::catalog::TASK_BUILTINS;
+use crate::tools::{self, parse_tool_calls, Advertised, LocalTool, Record, Target, ToolCall, FIXED_LIST};
+
+/// A Tool object: frozen userdata, one per catalog tool per VM (cached in the registry).
+pub struct ToolObj(pub usize);
+/// A Pack object.
+pub struct PackObj(pub usize);
+
+const TOOL_OBJECTS: &str = "runvil.tool_objects";
+const PACK_OBJECTS: &str = "runvil.pack_objects";
+
+fn frozen(kind: &str, key: &Value) -> mlua::Error {
+    let k = match key {
+        Value::String(s) => s.to_string_lossy(),
+        other => other.type_name().to_string(),
+    };
+    mlua::Error::runtime(format!("{kind} objects are frozen: cannot assign field \"{k}\""))
+}
+
+impl UserData for ToolObj {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("id", |lua, this| lua.create_string(&entry(lua)?.run.catalog.tools[this.0].id));
+        f.add_field_method_get("description", |lua, this| {
+            lua.create_string(&entry(lua)?.run.catalog.tools[this.0].spec.description)
+        });
+        f.add_field_method_get("pack", |lua, this| {
+            let p = entry(lua)?.run.catalog.tools[this.0].pack;
+            pack_object(lua, p)
+        });
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_function(MetaMethod::NewIndex, |_, (_, key, _): (AnyUserData, Value, Value)| -> mlua::Result<()> {
+            Err(frozen("Tool", &key))
+        });
+    }
+}
+
+impl UserData for PackObj {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("name", |lua, this| lua.create_string(&entry(lua)?.run.catalog.packs[this.0].id));
+        f.add_field_method_get("tools", |lua, this| {
+            let idx = entry(lua)?.run.catalog.packs[this.0].tools.clone();
+            let offered: Vec<usize> = idx.into_iter().filter(|&i| entry(lua).map(|c| c.run.catalog.tools[i].wire.is_some()).unwrap_or(false)).collect();
+            objects(lua, &offered)
+        });
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_function(MetaMethod::NewIndex, |_, (_, key, _): (AnyUserData, Value, Value)| -> mlua::Result<()> {
+            Err(frozen("Pack", &key))
+        });
+    }
+}
+
+/// The entry a VM serves (set as app data when the VM is built).
+fn entry(lua: &Lua) -> mlua::Result<Rc<EntryCtx>> {
+    lua.app_data_ref::<Rc<EntryCtx>>().map(|c| c.clone()).ok_or_else(|| mlua::Error::runtime("no entry"))
+}
+
+fn tool_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
+    let cache: Table = lua.named_registry_value(TOOL_OBJECTS)?;
+    if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
+        return Ok(ud);
+    }
+    let ud = lua.create_userdata(ToolObj(idx))?;
+    cache.raw_set(idx + 1, ud.clone())?;
+    Ok(ud)
+}
+
+fn pack_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
+    let cache: Table = lua.named_registry_value(PACK_OBJECTS)?;
+    if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
+        return Ok(ud);
+    }
+    let ud = lua.create_userdata(PackObj(idx))?;
+    cache.raw_set(idx + 1, ud.clone())?;
+    Ok(ud)
+}
+
+fn objects(lua: &Lua, tools: &[usize]) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for (i, &idx) in tools.iter().enumerate() {
+        t.raw_set(i + 1, tool_object(lua, idx)?)?;
+    }
+    Ok(t)
+}
+
+fn lua_type(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) => "integer",
+        Value::Number(_) => "number",
+        Value::Error(_) => "userdata",
+        other => other.type_name(),
+    }
+}
+
+/// The sequence part of a table: 1.. up to the first nil.
+fn sequence(t: &Table) -> Vec<Value> {
+    let mut out = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => out.push(v),
+        }
+    }
+    out
+}
+
+/// `(kind, message)` of an error value Lua got from a Rust callback (mlua wraps those), so
+/// Engine pcall hands prompts an error value with `kind` and `message` like every other.
+pub fn error_parts(v: &Value) -> Option<(String, String)> {
+    let Value::Error(e) = v else { return None };
+    let mut e: &mlua::Error = e;
+    loop {
+        match e {
+            mlua::Error::CallbackError { cause, .. } => e = cause,
+            mlua::Error::WithContext { cause, .. } => e = cause,
+            mlua::Error::RuntimeError(m) => return Some(("lua".into(), m.clone())),
+            mlua::Error::MemoryError(m) => return Some(("lua".into(), m.clone())),
+            other => return Some(("lua".into(), other.to_string())),
+        }
+    }
+}
+
+pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks) -> mlua::Result<()> {
+    lua.set_app_data(ctx.clone());
+    lua.set_named_registry_value(TOOL_OBJECTS, lua.create_table()?)?;
+    lua.set_named_registry_value(PACK_OBJECTS, lua.create_table()?)?;
+
+    e.raw_set("error_parts", lua.create_function(|lua, v: Value| match error_parts(&v) {
+        Some((k, m)) => (k, m).into_lua_multi(lua),
+        None => Ok(MultiValue::new()),
+    })?)?;
+
+    let c = ctx.clone();
+    e.raw_set("tools_get", lua.create_function(move |lua, v: Value| match &v {
+        Value::String(s) => match c.run.catalog.offered(&s.to_string_lossy()) {
+            Some(i) => ok(lua, tool_object(lua, i)?),
+            None => ok(lua, Value::Nil),
+        },
+        other => fail(lua, "lua", format!("tools.get takes a tool id, got {}", lua_type(other))),
+    })?)?;
+    let c = ctx.clone();
+    e.raw_set("tools_list", lua.create_function(move |lua, required: bool| {
+        let cat = &c.run.catalog;
+        let list: Vec<usize> = (0..cat.tools.len())
+            .filter(|&i| cat.tools[i].wire.is_some() && cat.packs[cat.tools[i].pack].declared == required)
+            .collect();
+        ok(lua, objects(lua, &list)?)
+    })?)?;
+    let c = ctx.clone();
+    e.raw_set("packs_list", lua.create_function(move |lua, required: bool| {
+        let t = lua.create_table()?;
+        for (i, p) in c.run.catalog.packs.iter().enumerate().filter(|(_, p)| p.declared == required) {
+            let _ = p;
+            t.raw_set(t.raw_len() + 1, pack_object(lua, i)?)?;
+        }
+        ok(lua, t)
+    })?)?;
+    let c = ctx.clone();
+    e.raw_set("packs_get", lua.create_function(move |lua, v: Value| match &v {
+        Value::String(s) => match c.run.catalog.pack(&s.to_string_lossy()) {
+            Some(i) => ok(lua, pack_object(lua, i)?),
+            None => ok(lua, Value::Nil),
+        },
+        other => fail(lua, "lua", format!("packs.get takes a Pack id, got {}", lua_type(other))),
+    })?)?;
+
+    let c = ctx.clone();
+    e.raw_set("tools_offer", lua.create_function(move |lua, args: MultiValue| tools_offer(lua, &c, args))?)?;
+    let c = ctx.clone();
+    e.raw_set("packs_offer", lua.create_function(move |lua, args: MultiValue| packs_offer(lua, &c, args))?)?;
+    let c = ctx.clone();
+    e.raw_set("tools_offer_local", lua.create_function(move |lua, args: MultiValue| offer_local(lua, &c, args))?)?;
+
+    let (c, m) = (ctx.clone(), marks.clone());
+    e.raw_set("tools_resolve", lua.create_function(move |lua, (tool, args): (Value, Value)| resolve(lua, &c, &m, tool, args))?)?;
+    let c = ctx.clone();
+    e.raw_set(
+        "tools_call_catalog",
+        lua.create_async_function(move |lua: Lua, (idx, args, name): (usize, String, String)| {
+            let c = c.clone();
+            async move {
+                let args: Json = serde_json::from_str(&args).unwrap_or(json!({}));
+                let turn = c.scope.borrow().turn;
+                match call_catalog(&c, idx, &name, args, "", turn, "script").await {
+                    Ok((text, _trusted)) => {
+                        let t = &c.run.catalog.tools[idx];
+                        if t.spec.structured {
+                            let m = Marks { array_mt: lua.create_table()? };
+                            match serde_json::from_str::<Json>(&text) {
+                                Ok(j) => ok(&lua, values::to_lua(&lua, &j, &m)?),
+                                Err(e) => fail(&lua, "tool", format!("structured tool {:?} returned invalid JSON: {e}", name)),
+                            }
+                        } else {
+                            ok(&lua, text)
+                        }
+                    }
+                    Err(msg) => fail(&lua, "tool", format!("tool call failure: {msg}")),
+                }
+            }
+        })?,
+    )?;
+
+    let c = ctx.clone();
+    e.raw_set("local_begin", lua.create_function(move |_, alias: String| {
+        let mut s = c.scope.borrow_mut();
+        s.count(&c.run.catalog, &alias);
+        s.handler_depth += 1;
+        Ok(())
+    })?)?;
+    let c = ctx.clone();
+    e.raw_set(
+        "local_end",
+        lua.create_function(move |lua, (alias, call_id, turn, raised, value): (String, String, Option<u64>, bool, Value)| {
+            c.scope.borrow_mut().handler_depth -= 1;
+            let name = c.section_name().to_string();
+            let turn = turn.unwrap_or_else(|| c.scope.borrow().turn);
+            if raised {
+                if !c.run.stopped() {
+                    c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+                }
+                return ok(lua, ());
+            }
+            let text = match crate::engine::block::scalar_text(lua, &value) {
+                Ok(t) => t.unwrap_or_default(),
+                Err(e) => {
+                    c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+                    return fail(lua, "lua", e.message);
+                }
+            };
+            c.run.emit("tool_call_succeeded", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+            c.run.emit(
+                "tool_result",
+                Some(&name),
+                json!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
+            );
+            ok(lua, text)
+        })?,
+    )?;
+    let c = ctx.clone();
+    e.raw_set("calls_active", lua.create_function(move |_, ()| Ok(c.scope.borrow().calls.is_some()))?)?;
+    let c = ctx.clone();
+    e.raw_set("calls_get", lua.create_function(move |lua, key: Value| calls_get(lua, &c, &key))?)?;
+    let c = ctx.clone();
+    e.raw_set("in_handler", lua.create_function(move |_, ()| Ok(c.scope.borrow().handler_depth > 0))?)?;
+
+    install_messages(lua, e, ctx)?;
+    install_loop(lua, e, ctx)?;
+    Ok(())
+}
+
+use mlua::IntoLuaMulti;
+
+/// One tool named in an offer: a tool id string or a Tool object.
+fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
+    match v {
+        Value::String(s) => {
+            let id = s.to_string_lossy();
+            ctx.run.catalog.offered(&id).ok_or_else(|| format!("{call}: {id:?} is not a catalog tool in this run"))
+        }
+        Value::UserData(ud) => match ud.borrow::<ToolObj>() {
+            Ok(t) => Ok(t.0),
+            Err(_) => Err(format!("{call} takes tool ids, tool objects, or arrays of them, got userdata")),
+        },
+        other => Err(format!("{call} takes tool ids, tool objects, or arrays of them, got {}", lua_type(other))),
+    }
+}
+
+fn tools_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    if ctx.scope.borrow().rendered.is_some() {
+        return fail(lua, "lua", format!("tools.offer: {FIXED_LIST}"));
+    }
+    if let Some(extra) = args.get(1) {
+        return fail(lua, "lua", format!("tools.offer takes one tool or a list of them, got extra {}", lua_type(extra)));
+    }
+    let entries = match args.front() {
+        None | Some(Value::Nil) => Vec::new(),
+        Some(Value::Table(t)) => sequence(t),
+        Some(v) => vec![v.clone()],
+    };
+    let mut picked = Vec::new();
+    for v in &entries {
+        match offer_entry(ctx, v, "tools.offer") {
+            Ok(i) => picked.push(i),
+            Err(m) => return fail(lua, "lua", m),
+        }
+    }
+    let mut s = ctx.scope.borrow_mut();
+    for i in picked {
+        s.offer_tool(i);
+    }
+    ok(lua, ())
+}
+
+fn packs_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    if ctx.scope.borrow().rendered.is_some() {
+        return fail(lua, "lua", format!("packs.offer: {FIXED_LIST}"));
+    }
+    if let Some(extra) = args.get(1) {
+        return fail(lua, "lua", format!("packs.offer takes one Pack or a list of them, got extra {}", lua_type(extra)));
+    }
+    let entries = match args.front() {
+        None | Some(Value::Nil) => Vec::new(),
+        Some(Value::Table(t)) => sequence(t),
+        Some(v) => vec![v.clone()],
+    };
+    let mut picked = Vec::new();
+    for v in &entries {
+        let idx = match v {
+            Value::String(s) => {
+                let name = s.to_string_lossy();
+                if let Some(reason) = crate::tools::catalog::pack_id_error(&name) {
+                    return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {name:?}: invalid Pack id: {reason}"));
+                }
+                match ctx.run.catalog.pack(&name) {
+                    Some(i) => i,
+                    None => {
+                        if let Some(reason) = ctx.run.unavailable_reason(&name) {
+                            return fail(lua, "lua", format!("packs.offer: the {name} Pack is unavailable in this run: {reason}"));
+                        }
+                        return fail(lua, "lua", format!(
+                            "packs.offer: no Pack named {name:?} in this run; declare it under uses: to require it, or offer it only when packs.get({name:?}) returns it"
+                        ));
+                    }
+                }
+            }
+            Value::UserData(ud) => match ud.borrow::<PackObj>() {
+                Ok(p) => p.0,
+                Err(_) => return fail(lua, "lua", "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
+            },
+            other => return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {}", lua_type(other))),
+        };
+        picked.push(idx);
+    }
+    let mut s = ctx.scope.borrow_mut();
+    for i in picked {
+        s.offer_pack(i);
+    }
+    ok(lua, ())
+}
+
+fn offer_local(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    if ctx.scope.borrow().rendered.is_some() {
+        return fail(lua, "lua", format!("tools.offer_local: {FIXED_LIST}"));
+    }
+    let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Nil);
+    let (alias, description, params, handler) = (arg(0), arg(1), arg(2), arg(3));
+    let Value::String(alias) = alias else {
+        return fail(lua, "lua", format!("bad argument #1 to 'offer_local' (string expected, got {})", lua_type(&alias)));
+    };
+    let alias = alias.to_string_lossy();
+    let Value::String(description) = description else {
+        return fail(lua, "lua", format!("bad argument #2 to 'offer_local' (string expected, got {})", lua_type(&description)));
+    };
+    let Value::Table(params) = params else {
+        return fail(lua, "lua", format!("bad argument #3 to 'offer_local' (table expected, got {})", lua_type(&params)));
+    };
+    if !matches!(handler, Value::Function(_)) {
+        return fail(lua, "lua", format!("bad argument #4 to 'offer_local' (function expected, got {})", lua_type(&handler)));
+    }
+    if !crate::parse::frontmatter::is_alias(&alias) {
+        return fail(lua, "lua", format!("invalid alias {alias:?}: expected [A-Za-z][A-Za-z0-9_-]{{0,63}}"));
+    }
+    if ctx.scope.borrow().locals.iter().any(|l| l.alias == alias) {
+        return fail(lua, "lua", format!("tools.offer_local alias {alias:?} is already registered"));
+    }
+    let mut list = Vec::new();
+    for pair in params.pairs::<Value, Value>() {
+        let (k, spec) = pair?;
+        let name = match &k {
+            Value::String(s) => s.to_string_lossy(),
+            other => lua_type(other).to_string(),
+        };
+        let (ty, description) = match &spec {
+            Value::String(s) => (s.to_string_lossy(), None),
+            Value::Table(t) => {
+                let ty = match t.raw_get::<Value>(1)? {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => {
+                        return fail(lua, "lua", format!("error converting Lua {} to String (expected string)", other.type_name()));
+                    }
+                };
+                let d = match t.raw_get::<Value>(2)? {
+                    Value::String(s) => Some(s.to_string_lossy()),
+                    _ => None,
+                };
+                (ty, d)
+            }
+            _ => {
+                return fail(lua, "lua", format!("tools.offer_local param {name:?} must be a type string or a {{type, description}} array"));
+            }
+        };
+        if !["string", "integer", "number", "boolean"].contains(&ty.as_str()) {
+            return fail(lua, "lua", format!(
+                "tools.offer_local param {name:?} has unsupported type {ty:?}: expected \"string\", \"integer\", \"number\", or \"boolean\""
+            ));
+        }
+        list.push((name, ty, description));
+    }
+    ctx.scope.borrow_mut().locals.push(LocalTool {
+        alias,
+        description: description.to_string_lossy(),
+        parameters: tools::local_schema(&list),
+    });
+    ok(lua, ())
+}
+
+/// `tools.call`'s first steps: check the arguments and say whether the name is a local tool
+/// (answered by bootstrap.lua with its handler) or a catalog tool (answered by the host).
+fn resolve(lua: &Lua, ctx: &EntryCtx, marks: &Marks, tool: Value, args: Value) -> Answer {
+    let name = match &tool {
+        Value::String(s) => s.to_string_lossy(),
+        Value::UserData(ud) => match ud.borrow::<ToolObj>() {
+            Ok(t) => ctx.run.catalog.tools[t.0].id.clone(),
+            Err(_) => return fail(lua, "lua", "tools.call takes a tool id, a local alias, or a tool object, got userdata"),
+        },
+        other => return fail(lua, "lua", format!("tools.call takes a tool id, a local alias, or a tool object, got {}", lua_type(other))),
+    };
+    let json_args = match &args {
+        Value::Nil => json!({}),
+        Value::Table(_) => match values::to_json(&args, marks) {
+            Ok(Json::Array(a)) if a.is_empty() => json!({}),
+            Ok(j @ Json::Object(_)) => j,
+            Ok(_) => return fail(lua, "lua", "args must be a JSON-representable table: an array is not an arguments object"),
+            Err(e) => return fail(lua, "lua", format!("args must be a JSON-representable table: {}", e.describe())),
+        },
+        other => return fail(lua, "lua", format!("args must be a table, got {}", lua_type(other))),
+    };
+    let unbound = |message: String| -> Answer {
+        let fields = lua.create_table()?;
+        fields.raw_set("name", name.as_str())?;
+        let mut mv = fail(lua, "unbound_tool", message)?;
+        mv.push_back(Value::Table(fields));
+        Ok(mv)
+    };
+    if TASK_BUILTINS.contains(&name.as_str()) {
+        return unbound(format!("tool {name:?} is a task built-in, which only a model can call; Lua starts tasks with the tasks namespace"));
+    }
+    if ctx.scope.borrow().locals.iter().any(|l| l.alias == name) {
+        let m = Marks { array_mt: marks.array_mt.clone() };
+        return ok(lua, ("local", name.as_str(), values::to_lua(lua, &json_args, &m)?));
+    }
+    match ctx.run.catalog.tool(&name) {
+        Some(idx) => {
+            let used = ctx.run.catalog.tools[idx].wire.clone().unwrap_or_else(|| name.clone());
+            ok(lua, ("catalog", idx, json_args.to_string(), used))
+        }
+        None => {
+            let mut ids: Vec<&str> = ctx.run.catalog.tools.iter().filter(|t| t.wire.is_some()).map(|t| t.id.as_str()).collect();
+            ids.sort();
+            unbound(format!("tool {name:?} is not a tool in this run; catalog tools: {ids:?}"))
+        }
+    }
+}
+
+/// Runs one catalog tool through the host. Returns the text the caller gets (wrapped when
+/// untrusted) and its trust, or the tool's model-safe failure message.
+async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_id: &str, turn: u64, caller: &str) -> Result<(String, bool), String> {
+    let t = &ctx.run.catalog.tools[idx];
+    ctx.scope.borrow_mut().count(&ctx.run.catalog, &t.id);
+    let name = ctx.section_name().to_string();
+    let host_pack = ctx.run.catalog.packs[t.pack].host.unwrap_or(usize::MAX);
+    let request = json!({
+        "tool": t.id, "name": used, "arguments": args, "callId": call_id, "caller": caller,
+        "section": name, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller },
+    });
+    let cancelled = ctx.run.host.cancelled();
+    let outcome = futures::select! {
+        r = ctx.run.host.call_tool(host_pack, &t.spec.name, request).fuse() => r,
+        _ = cancelled.fuse() => {
+            ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+            Err("the run was cancelled".into())
+        }
+    };
+    let trusted = t.spec.trusted;
+    match outcome {
+        Ok(text) => {
+            let text = if trusted { text } else { super::untrusted::envelope(&text, &ctx.run.nonce) };
+            ctx.run.emit("tool_call_succeeded", Some(&name), json!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
+            ctx.run.emit(
+                "tool_result",
+                Some(&name),
+                json!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
+            );
+            Ok((text, trusted))
+        }
+        Err(msg) => {
+            ctx.run.emit("tool_call_failed", Some(&name), json!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }));
+            Err(msg)
+        }
+    }
+}
+
+fn calls_get(lua: &Lua, ctx: &EntryCtx, key: &Value) -> Answer {
+    let k = match key {
+        Value::String(s) => s.to_string_lossy(),
+        other => lua_type(other).to_string(),
+    };
+    let s = ctx.scope.borrow();
+    let Some(calls) = &s.calls else { return ok(lua, Value::Nil) };
+    if let Some(n) = calls.get(&k) {
+        return ok(lua, *n);
+    }
+    let seeded: Vec<&String> = calls.keys().collect();
+    let hint = if ctx.run.catalog.offered(&k).is_some() {
+        " (a catalog tool that was neither offered in this section nor called with tools.call)"
+    } else if !seeded.is_empty() {
+        " - check for typos or offer it with tools.offer"
+    } else {
+        ""
+    };
+    fail(lua, "lua", format!("tools.calls: {k:?} has no seeded count; seeded names: {seeded:?}{hint}"))
+}
+
+/// The section's conversation: `messages:user(text)`, `#messages`, `messages[i]`.
+struct Messages;
+struct RecordRef(usize);
+
+impl UserData for Messages {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        for role in ["user", "system", "assistant"] {
+            m.add_method(role, move |lua, _, text: Value| {
+                let c = entry(lua)?;
+                let text = match &text {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", lua_type(other)))),
+                };
+                c.messages.borrow_mut().push(Record::text(role, text));
+                Ok(())
+            });
+        }
+        m.add_meta_method(MetaMethod::Len, |lua, _, ()| Ok(entry(lua)?.messages.borrow().len()));
+        m.add_meta_method(MetaMethod::Index, |lua, _, key: Value| {
+            let c = entry(lua)?;
+            let i = match key {
+                Value::Integer(i) => i,
+                Value::Number(n) if n.fract() == 0.0 => n as i64,
+                _ => return Ok(Value::Nil),
+            };
+            if i >= 1 && (i as usize) <= c.messages.borrow().len() {
+                Ok(Value::UserData(lua.create_userdata(RecordRef(i as usize - 1))?))
+            } else {
+                Ok(Value::Nil)
+            }
+        });
+        m.add_meta_function(MetaMethod::NewIndex, |_, (_, _k, _v): (AnyUserData, Value, Value)| -> mlua::Result<()> {
+            Err(mlua::Error::runtime("messages is read-only: add records with messages:user(text)"))
+        });
+    }
+}
+
+impl UserData for RecordRef {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("role", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].role.clone()));
+        f.add_field_method_get("content", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].content.clone()));
+        f.add_field_method_get("tool_call_id", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].tool_call_id.clone()));
+        f.add_field_method_get("tool_calls", |lua, this| {
+            let calls = entry(lua)?.messages.borrow()[this.0].tool_calls.clone();
+            if calls.is_empty() {
+                return Ok(Value::Nil);
+            }
+            let m = Marks { array_mt: lua.create_table()? };
+            let list: Vec<Json> = calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
+            values::to_lua(lua, &Json::Array(list), &m)
+        });
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_function(MetaMethod::NewIndex, |_, (_, _k, _v): (AnyUserData, Value, Value)| -> mlua::Result<()> {
+            Err(mlua::Error::runtime("message records are read-only"))
+        });
+    }
+}
+
+fn install_messages(lua: &Lua, e: &Table, _ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+    e.raw_set("messages", lua.create_userdata(Messages)?)?;
+    Ok(())
+}
+
+/// The round in progress: the calls of the latest reply and their results so far.
+#[derive(Default)]
+pub struct Round {
+    pub reply: Option<Json>,
+    pub calls: Vec<(ToolCall, Target)>,
+    pub results: Vec<Option<String>>,
+    /// Whether any round of this loop asked for tools (for the empty-reply rule).
+    pub had_calls: bool,
+    pub rounds: u64,
+}
+
+fn install_loop(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+    // Checks and the render before the first round of a models.loop call.
+    let c = ctx.clone();
+    e.raw_set("loop_start", lua.create_function(move |lua, ()| {
+        if c.scope.borrow().handler_depth > 0 {
+            return fail(lua, "lua", "models.loop cannot run inside a local tool handler; return a value from the handler instead");
+        }
+        if c.messages.borrow().is_empty() {
+            return fail(lua, "lua", "models.loop needs a message to answer: add one with messages:user(text) first");
+        }
+        let role = match models::resolve_role(&c) {
+            Ok(r) => r,
+            Err(m) => return fail(lua, "model", m),
+        };
+        if !c.run.host.has_model(&role, &models::spec_of(&c, &role)) {
+            return fail(lua, "model", format!("no model is bound to the role {role}"));
+        }
+        let first = c.scope.borrow().rendered.is_none();
+        let name = c.section_name().to_string();
+        if first {
+            c.run.emit("tool_scope_validation_started", Some(&name), json!({}));
+            c.scope.borrow_mut().render(&c.run.catalog);
+            let count = c.scope.borrow().rendered.as_ref().map(Vec::len).unwrap_or(0);
+            c.run.emit("tool_scope_validation_succeeded", Some(&name), json!({ "tools": count }));
+        }
+        *c.round.borrow_mut() = Round::default();
+        ok(lua, ())
+    })?)?;
+
+    // One model round: `true, text` for a final reply, `false, n` for n tool calls to run.
+    let c = ctx.clone();
+    e.raw_set(
+        "loop_round",
+        lua.create_async_function(move |lua: Lua, ()| {
+            let c = c.clone();
+            async move {
+                let cap = c.run.limits.max_tool_iterations;
+                if c.round.borrow().rounds >= cap {
+                    return fail(&lua, "round_cap", format!("models.loop reached its round cap of {cap} rounds without a final reply"));
+                }
+                let role = match models::resolve_role(&c) {
+                    Ok(r) => r,
+                    Err(m) => return fail(&lua, "model", m),
+                };
+                let spec = models::spec_of(&c, &role);
+                let turn = {
+                    let mut s = c.scope.borrow_mut();
+                    s.turn += 1;
+                    s.turn
+                };
+                c.round.borrow_mut().rounds += 1;
+                let advertised: Vec<Advertised> = c.scope.borrow().rendered.clone().unwrap_or_default();
+                let mut request = json!({
+                    "role": role, "spec": spec, "section": c.section_name(), "turn": turn,
+                    "messages": c.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
+                });
+                if !advertised.is_empty() {
+                    request["tools"] = Json::Array(
+                        advertised.iter().map(|a| json!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
+                    );
+                }
+                let name = c.section_name().to_string();
+                c.run.emit("model_turn_started", Some(&name), json!({ "turn": turn, "role": role }));
+                let cancelled = c.run.host.cancelled();
+                let reply = futures::select! {
+                    r = c.run.host.call_model(&role, &spec, request).fuse() => r,
+                    _ = cancelled.fuse() => {
+                        c.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+                        Err("the run was cancelled".to_string())
+                    }
+                };
+                let reply = match reply {
+                    Ok(r) => r,
+                    Err(m) => return fail(&lua, "model", m),
+                };
+                c.run.emit("model_turn_completed", Some(&name), json!({ "turn": turn }));
+                let calls = match parse_tool_calls(&reply) {
+                    Ok(calls) => calls,
+                    Err(m) => return fail(&lua, "model", m),
+                };
+                let content = match reply.get("content") {
+                    Some(Json::String(s)) => s.clone(),
+                    Some(Json::Null) | None => String::new(),
+                    Some(_) => return fail(&lua, "model", "the model's reply is malformed: content must be a string"),
+                };
+                if calls.is_empty() {
+                    let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
+                    if content.is_empty() && !(stop && c.round.borrow().had_calls) {
+                        return fail(&lua, "model", "the model returned an empty reply");
+                    }
+                    c.messages.borrow_mut().push(Record::text("assistant", content.clone()));
+                    return ok(&lua, (true, content));
+                }
+                // The scope gate: every name must be one this round advertised.
+                let mut resolved = Vec::new();
+                for call in &calls {
+                    match advertised.iter().find(|a| a.name == call.name) {
+                        Some(a) => resolved.push((call.clone(), a.target.clone())),
+                        None => {
+                            emit_batch(&c, turn, &calls, &advertised);
+                            c.run.emit("tool_call_failed", Some(&name), json!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                            let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
+                            let hint = if c.run.catalog.by_wire(&call.name).is_some() { " (a catalog tool that was not offered in this section)" } else { "" };
+                            let fields = lua.create_table()?;
+                            fields.raw_set("name", call.name.as_str())?;
+                            let mut mv = fail(&lua, "out_of_scope_tool", format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name))?;
+                            mv.push_back(Value::Table(fields));
+                            return Ok(mv);
+                        }
+                    }
+                }
+                emit_batch(&c, turn, &calls, &advertised);
+                let n = resolved.len();
+                let mut r = c.round.borrow_mut();
+                r.had_calls = true;
+                r.reply = Some(json!({ "content": content }));
+                r.results = vec![None; n];
+                r.calls = resolved;
+                ok(&lua, (false, n))
+            }
+        })?,
+    )?;
+
+    // What bootstrap.lua needs to run call i: a local tool's alias and arguments, or "catalog".
+    let (c, lua_marks) = (ctx.clone(), ());
+    let _ = lua_marks;
+    e.raw_set("loop_call", lua.create_function(move |lua, i: usize| {
+        let r = c.round.borrow();
+        let Some((call, target)) = r.calls.get(i - 1) else { return ok(lua, Value::Nil) };
+        match target {
+            Target::Local(alias) => {
+                let m = Marks { array_mt: lua.create_table()? };
+                ok(lua, ("local", alias.as_str(), values::to_lua(lua, &call.arguments, &m)?, call.id.as_str(), c.scope.borrow().turn))
+            }
+            Target::Catalog(_) => ok(lua, "catalog"),
+        }
+    })?)?;
+    let c = ctx.clone();
+    e.raw_set("loop_set", lua.create_function(move |lua, (i, text): (usize, String)| {
+        if let Some(slot) = c.round.borrow_mut().results.get_mut(i - 1) {
+            *slot = Some(text);
+        }
+        ok(lua, ())
+    })?)?;
+    // Runs the catalog calls from i up to the next local call together; returns the next index.
+    let c = ctx.clone();
+    e.raw_set(
+        "loop_batch",
+        lua.create_async_function(move |lua: Lua, i: usize| {
+            let c = c.clone();
+            async move {
+                let turn = c.scope.borrow().turn;
+                let batch: Vec<(usize, ToolCall, usize)> = {
+                    let r = c.round.borrow();
+                    r.calls
+                        .iter()
+                        .enumerate()
+                        .skip(i - 1)
+                        .take_while(|(_, (_, t))| matches!(t, Target::Catalog(_)))
+                        .filter_map(|(k, (call, t))| match t {
+                            Target::Catalog(idx) => Some((k, call.clone(), *idx)),
+                            Target::Local(_) => None,
+                        })
+                        .collect()
+                };
+                let next = i + batch.len();
+                let runs = batch.iter().map(|(_, call, idx)| call_catalog(&c, *idx, &call.name, call.arguments.clone(), &call.id, turn, "model"));
+                let outcomes = join_all(runs).await;
+                if let Some(stop) = c.run.stop.borrow().clone() {
+                    return fail(&lua, "cancelled", stop.message);
+                }
+                let mut r = c.round.borrow_mut();
+                for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
+                    // A bound tool's failure goes back to the model as untrusted text.
+                    let text = match outcome {
+                        Ok((text, _)) => text,
+                        Err(msg) => super::untrusted::envelope(&msg, &c.run.nonce),
+                    };
+                    r.results[*k] = Some(text);
+                }
+                ok(&lua, next)
+            }
+        })?,
+    )?;
+    // Appends the round's records: one assistant record with every call, one tool record each.
+    let c = ctx.clone();
+    e.raw_set("loop_finish", lua.create_function(move |lua, ()| {
+        let r = std::mem::take(&mut *c.round.borrow_mut());
+        let content = r.reply.as_ref().and_then(|j| j.get("content")).and_then(Json::as_str).unwrap_or("").to_string();
+        let mut msgs = c.messages.borrow_mut();
+        msgs.push(Record { role: "assistant".into(), content, tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(), tool_call_id: None });
+        for ((call, _), text) in r.calls.iter().zip(r.results) {
+            msgs.push(Record { role: "tool".into(), content: text.unwrap_or_default(), tool_calls: Vec::new(), tool_call_id: Some(call.id.clone()) });
+        }
+        drop(msgs);
+        *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
+        ok(lua, ())
+    })?)?;
+    // A local handler raised: the round appends nothing.
+    let c = ctx.clone();
+    e.raw_set("loop_abort", lua.create_function(move |_, ()| {
+        *c.round.borrow_mut() = Round::default();
+        Ok(())
+    })?)?;
+    Ok(())
+}
+
+fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {
+    let list: Vec<Json> = calls
+        .iter()
+        .map(|call| {
+            let mut o = json!({ "id": call.id, "name": call.name, "arguments": call.arguments });
+            if let Some(Advertised { target: Target::Catalog(idx), .. }) = advertised.iter().find(|a| a.name == call.name) {
+                o["tool"] = json!(c.run.catalog.tools[*idx].id);
+            }
+            o
+        })
+        .collect();
+    c.run.emit("assistant_tool_calls", Some(c.section_name()), json!({ "turn": turn, "calls": list }));
+}

@@ -1,0 +1,189 @@
+//! Tools (`002`): the run's catalog, each section entry's tool scope, local tool schemas, and the
+//! conversation records `models.loop` keeps. The Lua side lives in `lua/tools_api.rs` and
+//! `bootstrap.lua`; local tool handlers stay Lua functions and run on the calling coroutine.
+
+pub mod catalog;
+
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+
+use catalog::Catalog;
+
+/// One tool a section's rounds advertise.
+#[derive(Debug, Clone)]
+pub struct Advertised {
+    /// The name the model sees: a wire name, or a local tool's alias.
+    pub name: String,
+    pub target: Target,
+    pub description: String,
+    pub parameters: Json,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    Catalog(usize),
+    Local(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct LocalTool {
+    pub alias: String,
+    pub description: String,
+    pub parameters: Json,
+}
+
+/// A section entry's tool scope (`002`, "What the scope holds").
+#[derive(Debug, Default)]
+pub struct Scope {
+    /// Catalog tools from `tools.offer`, in first-offer order.
+    pub offered: Vec<usize>,
+    /// Packs from `packs.offer`, in first-offer order.
+    pub packs: Vec<usize>,
+    pub locals: Vec<LocalTool>,
+    /// Set by the first loop round: fixed for the rest of the entry.
+    pub rendered: Option<Vec<Advertised>>,
+    /// `tools.calls`: `None` until the entry's first tool call.
+    pub calls: Option<BTreeMap<String, u64>>,
+    /// Local tool handlers running (nested calls count): offers, loops and jump are refused.
+    pub handler_depth: u32,
+    /// Model rounds this entry has run (the `turn` of events).
+    pub turn: u64,
+}
+
+pub const FIXED_LIST: &str =
+    "the section's tool list is fixed at its first models.loop round; make every offer before the first loop, or offer in another section";
+
+impl Scope {
+    pub fn offer_tool(&mut self, idx: usize) {
+        if !self.offered.contains(&idx) {
+            self.offered.push(idx);
+        }
+    }
+
+    pub fn offer_pack(&mut self, idx: usize) {
+        if !self.packs.contains(&idx) {
+            self.packs.push(idx);
+        }
+    }
+
+    /// Renders the tool list: offered tools in first-offer order, then each offered Pack's tools
+    /// in id order, then local tools (a local tool takes over an offered tool's wire name).
+    pub fn render(&mut self, catalog: &Catalog) -> &[Advertised] {
+        if self.rendered.is_none() {
+            let mut list: Vec<Advertised> = Vec::new();
+            let pack_tools = self.packs.iter().flat_map(|&p| catalog.packs[p].tools.iter().copied());
+            for idx in self.offered.iter().copied().chain(pack_tools) {
+                let t = &catalog.tools[idx];
+                let Some(wire) = &t.wire else { continue };
+                if list.iter().any(|a| &a.name == wire) {
+                    continue;
+                }
+                list.push(Advertised {
+                    name: wire.clone(),
+                    target: Target::Catalog(idx),
+                    description: t.spec.description.clone(),
+                    parameters: t.spec.parameters.clone(),
+                });
+            }
+            for local in &self.locals {
+                list.retain(|a| a.name != local.alias);
+                list.push(Advertised {
+                    name: local.alias.clone(),
+                    target: Target::Local(local.alias.clone()),
+                    description: local.description.clone(),
+                    parameters: local.parameters.clone(),
+                });
+            }
+            self.rendered = Some(list);
+        }
+        self.rendered.as_deref().unwrap_or(&[])
+    }
+
+    /// Counts one dispatch under `key`, setting the counts up (seeded from the scope) on the
+    /// entry's first tool call.
+    pub fn count(&mut self, catalog: &Catalog, key: &str) {
+        let calls = self.calls.get_or_insert_with(BTreeMap::new);
+        let pack_tools = self.packs.iter().flat_map(|&p| catalog.packs[p].tools.iter().copied());
+        for idx in self.offered.iter().copied().chain(pack_tools) {
+            calls.entry(catalog.tools[idx].id.clone()).or_insert(0);
+        }
+        *calls.entry(key.to_string()).or_insert(0) += 1;
+    }
+}
+
+/// The JSON Schema for a local tool's params: every parameter required, names sorted.
+pub fn local_schema(params: &[(String, String, Option<String>)]) -> Json {
+    let mut properties = Map::new();
+    let mut required: Vec<&str> = Vec::new();
+    let mut sorted: Vec<&(String, String, Option<String>)> = params.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, ty, description) in sorted {
+        let mut p = Map::new();
+        p.insert("type".into(), json!(ty));
+        if let Some(d) = description {
+            p.insert("description".into(), json!(d));
+        }
+        properties.insert(name.clone(), Json::Object(p));
+        required.push(name);
+    }
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// One record of a section's conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub role: String,
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Json,
+}
+
+impl Record {
+    pub fn text(role: &str, content: String) -> Self {
+        Record { role: role.into(), content, tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    /// The record as the model request carries it (js-api.md, Models).
+    pub fn to_wire(&self) -> Json {
+        let mut o = json!({ "role": self.role, "content": self.content });
+        if !self.tool_calls.is_empty() {
+            o["tool_calls"] = Json::Array(
+                self.tool_calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect(),
+            );
+        }
+        if let Some(id) = &self.tool_call_id {
+            o["tool_call_id"] = json!(id);
+        }
+        o
+    }
+}
+
+/// Checks a model reply's tool calls as a whole (`002`, "The arguments the model sends").
+pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
+    let Some(list) = reply.get("tool_calls").filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
+    let Some(list) = list.as_array() else { return Err("the model's reply is malformed: tool_calls must be an array".into()) };
+    let mut calls: Vec<ToolCall> = Vec::new();
+    for c in list {
+        let id = c.get("id").and_then(Json::as_str).unwrap_or("").to_string();
+        let name = c.get("name").and_then(Json::as_str).unwrap_or("").to_string();
+        if id.trim().is_empty() || name.trim().is_empty() {
+            return Err("the model's reply is malformed: a tool call has a blank id or name".into());
+        }
+        if calls.iter().any(|k| k.id == id) {
+            return Err(format!("the model's reply is malformed: the tool call id {id:?} repeats"));
+        }
+        let arguments = c.get("arguments").cloned().unwrap_or(Json::Null);
+        if !arguments.is_object() {
+            return Err("tool call arguments were not a JSON object".into());
+        }
+        calls.push(ToolCall { id, name, arguments });
+    }
+    Ok(calls)
+}

@@ -1,0 +1,189 @@
+//! Chapter 002 (Tools) against the native engine: a scripted model and host Packs.
+mod common;
+use common::*;
+use runvil::host::{PackSpec, ToolSpec};
+use runvil::RunErrorKind;
+use serde_json::{json, Value as Json};
+use std::rc::Rc;
+
+fn tool(name: &str, description: &str, trusted: bool, structured: bool) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        parameters: json!({"type": "object", "properties": {}}),
+        trusted,
+        structured,
+    }
+}
+
+/// A host with the web Pack (fetch, search) and the user-input Pack (ask).
+fn host() -> Rc<TestHost> {
+    let h = Rc::new(TestHost::default());
+    h.packs.borrow_mut().push(PackSpec {
+        name: "web".into(),
+        description: "Search the web and fetch pages.".into(),
+        tools: vec![tool("fetch", "Fetch a web page and return its text.", false, false), tool("search", "Search the web and return a list of results (title, url, description).", false, false)],
+        ..Default::default()
+    });
+    h.packs.borrow_mut().push(PackSpec { name: "user-input".into(), tools: vec![tool("ask", "Ask the operator.", true, false)], ..Default::default() });
+    h.tool_answers.borrow_mut().insert("user-input/ask".into(), Ok("hi".into()));
+    h.tool_answers.borrow_mut().insert("web/fetch".into(), Err("web_fetch: missing url argument".into()));
+    h
+}
+
+fn run_on(h: &Rc<TestHost>, src: &str) -> Result<Option<String>, runvil::RunError> {
+    run_with(h.clone(), src, "", |_| {})
+}
+
+fn ok(h: &Rc<TestHost>, src: &str) -> String {
+    match run_on(h, src) {
+        Ok(Some(t)) => t,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn section(front: &str, lua: &str) -> String {
+    format!("---\nname: t\ndescription: d\nrunvil: 0\n{front}---\n\n# T\n\n## Only\n\n```lua\n{lua}\n```\n")
+}
+
+#[test]
+fn ask_once_and_plain_result() {
+    let h = host();
+    assert_eq!(ok(&h, &section("uses: [user-input]\n", "return tools.call('user-input/ask')")), "hi");
+    assert_eq!(ok(&h, &section("uses: [user-input]\n", "local out = tools.call('user-input/ask')\nreturn type(out) .. '|' .. out")), "string|hi");
+}
+
+#[test]
+fn missing_and_unusable_packs_refuse_the_run() {
+    let h = host();
+    let e = run_on(&h, &section("uses: [web, nope]\nmodels:\n  writer: {}\n", "return 1")).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::RequirementsUnmet);
+    assert_eq!(e.message, "the environment cannot satisfy this prompt:\n- missing required Pack: nope\n- no model for role: writer");
+}
+
+#[test]
+fn tool_and_pack_objects() {
+    let h = host();
+    assert_eq!(ok(&h, &section("uses: [web]\n", "local fetch = tools.get('web/fetch')\nreturn fetch.pack.name .. '|' .. fetch.id")), "web|web/fetch");
+    assert_eq!(
+        ok(&h, &section("uses: [web]\n", "local fetch = tools.get('web/fetch')\nlocal owner = packs.get('web')\nreturn fetch.id .. '|' .. owner.name .. '|' .. tostring(fetch.pack == owner)")),
+        "web/fetch|web|true"
+    );
+    let lua = "local ids = {}\nfor _, tool in ipairs(tools.extras()) do ids[#ids + 1] = tool.id end\nlocal required = tools.required()\nreturn #required .. ':' .. required[1].id .. '|' .. table.concat(ids, ',')";
+    assert_eq!(ok(&h, &section("uses: [user-input]\n", lua)), "1:user-input/ask|web/fetch,web/search");
+    let lua = "return packs.required()[1].name .. packs.extras()[1].name .. packs.extras()[2].name .. tostring(tools.get('web_search')) .. type(tools.get('web/fetch'))";
+    assert_eq!(ok(&h, &section("uses: [user-input]\n", lua)), "user-inputsubagentswebniluserdata");
+    let lua = "local ok, e = pcall(function() tools.get('web/fetch').description = 'x' end)\nlocal ok2, e2 = pcall(tools.get, 42)\nreturn tostring(e) .. '|' .. e.kind .. '|' .. tostring(e2)";
+    assert_eq!(ok(&h, &section("uses: [web]\n", lua)), "Tool objects are frozen: cannot assign field \"description\"|lua|tools.get takes a tool id, got integer");
+}
+
+#[test]
+fn untrusted_output_is_wrapped_and_failures_are_tool_errors() {
+    let h = host();
+    h.tool_answers.borrow_mut().insert("web/search".into(), Ok("a<b".into()));
+    let out = ok(&h, &section("uses: [web]\n", "return tools.call('web/search', { query = 'lua' })"));
+    assert!(out.starts_with("The text inside the untrusted_input_") && out.contains("\na&lt;b\n"), "{out}");
+    let lua = "local ok, err = pcall(tools.call, 'web/fetch', {})\nreturn tostring(ok) .. '|' .. err.kind .. '|' .. tostring(err)";
+    assert_eq!(ok(&h, &section("uses: [web]\n", lua)), "false|tool|tool call failure: web_fetch: missing url argument");
+    let e = run_on(&h, &section("uses: [web]\n", "return tools.call('web/fetch', {})")).unwrap_err();
+    assert_eq!((e.kind, e.message.as_str()), (RunErrorKind::Tool, "tool call failure: web_fetch: missing url argument"));
+}
+
+#[test]
+fn unbound_names() {
+    let h = host();
+    let lua = "local a, e1 = pcall(tools.call, 'web_search', {})\nlocal b, e2 = pcall(tools.call, 'search', {})\nlocal c, e3 = pcall(tools.call, 'task_status', {})\nreturn e1.kind .. ':' .. e1.name .. '|' .. e2.kind .. ':' .. e2.name .. '|' .. e3.kind .. ':' .. e3.name";
+    assert_eq!(ok(&h, &section("uses: [web]\n", lua)), "unbound_tool:web_search|unbound_tool:search|unbound_tool:task_status");
+    let e = run_on(&h, &section("", "tools.call('missing', {})")).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Tool);
+    assert_eq!(e.message, "tool \"missing\" is not a tool in this run; catalog tools: [\"user-input/ask\", \"web/fetch\", \"web/search\"]");
+}
+
+#[test]
+fn local_tools_from_lua() {
+    let h = host();
+    let lua = "tools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  return 'got ' .. args.value\nend)\nreturn tools.call('grab', { value = 'hi' }) .. '|' .. tostring(tools.calls.grab)";
+    assert_eq!(ok(&h, &section("", lua)), "got hi|1");
+    let lua = "local raised = { kind = 'custom' }\ntools.offer_local('grab', 'Grab a value', {}, function() error(raised) end)\nlocal ok, err = pcall(tools.call, 'grab', {})\nreturn tostring(ok) .. '|' .. tostring(err == raised) .. '|' .. err.kind";
+    assert_eq!(ok(&h, &section("", lua)), "false|true|custom");
+    let lua = "tools.offer_local('grab', 'Keep', { value = 'string' }, function(args)\n  store.write('grab.txt', 'kept ' .. args.value)\n  return store.read('grab.txt')\nend)\ntools.offer_local('inner', 'Inner', { value = 'string' }, function(args) return 'inner ' .. args.value end)\ntools.offer_local('outer', 'Outer', { value = 'string' }, function(args) return 'outer ' .. tools.call('inner', { value = args.value }) end)\ntools.offer_local('relay', 'Relay', {}, function() return 'relayed ' .. tools.call('user-input/ask') end)\nreturn tools.call('grab', { value = 'hi' }) .. '|' .. tools.call('outer', { value = 'hi' }) .. '|' .. tools.call('relay', {})";
+    assert_eq!(ok(&h, &section("uses:\n  - user-input\n", lua)), "kept hi|outer inner hi|relayed hi");
+    let e = run_on(&h, &section("", "tools.offer_local('grab', 'g', {}, function() return {} end)\nreturn tools.call('grab')")).unwrap_err();
+    assert_eq!(e.message, "cannot return a table as a result");
+}
+
+#[test]
+fn offer_errors() {
+    let h = host();
+    let lua = "tools.offer_local('pick', 'Pick an option', {}, function() return 'picked' end)\nlocal ok, err = pcall(tools.offer, { 'web/search', 'pick' })\nreturn err.kind .. '|' .. tostring(err)";
+    assert_eq!(ok(&h, &section("uses: [web]\n", lua)), "lua|tools.offer: \"pick\" is not a catalog tool in this run");
+    let lua = "local ok, e = pcall(tools.offer_local, 'bad alias', 'd', {}, function() end)\nlocal ok2, e2 = pcall(tools.offer_local, 'x', 'd', { a = 'float' }, function() end)\nreturn e.message .. '|' .. e2.message";
+    assert_eq!(
+        ok(&h, &section("", lua)),
+        "invalid alias \"bad alias\": expected [A-Za-z][A-Za-z0-9_-]{0,63}|tools.offer_local param \"a\" has unsupported type \"float\": expected \"string\", \"integer\", \"number\", or \"boolean\""
+    );
+    let lua = "tools.call('web/fetch', { url = 'x' })\nlocal ok, err = pcall(function() return tools.calls['web/search'] end)\nreturn tostring(err)";
+    h.tool_answers.borrow_mut().insert("web/fetch".into(), Ok("page".into()));
+    assert_eq!(
+        ok(&h, &section("uses: [web]\n", lua)),
+        "tools.calls: \"web/search\" has no seeded count; seeded names: [\"web/fetch\"] (a catalog tool that was neither offered in this section nor called with tools.call)"
+    );
+}
+
+fn call(id: &str, name: &str, args: Json) -> Json {
+    json!({ "id": id, "name": name, "arguments": args })
+}
+
+#[test]
+fn grab_loop_and_records() {
+    let h = host();
+    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("call_1", "grab", json!({"value": "x"}))], "finish_reason": "tool_calls" }), json!("done")]);
+    let lua = "models.use('writer')\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  return 'grabbed ' .. args.value\nend)\nmessages:user('Grab x.')\nmodels.loop()\nreturn messages[3].content .. '|' .. messages[3].tool_call_id";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "grabbed x|call_1");
+    let first = &h.requests.borrow()[0];
+    assert_eq!(first["tools"], json!([{ "name": "grab", "description": "Grab a value", "parameters": {"type":"object","properties":{"value":{"type":"string"}},"required":["value"]} }]));
+}
+
+#[test]
+fn grab_state_and_raise_in_loop() {
+    let h = host();
+    let two = json!({ "content": "", "tool_calls": [call("c1", "grab", json!({"value": "a"})), call("c2", "grab", json!({"value": "b"}))] });
+    h.model("writer", vec![two.clone(), json!("final")]);
+    let lua = "models.use('writer')\nlocal calls = {}\nlocal seen = {}\nmessages:user('Grab a, then b.')\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  calls[#calls + 1] = args.value\n  seen[#seen + 1] = #messages\n  return 'grabbed ' .. args.value\nend)\nmodels.loop()\nreturn table.concat(calls, ',') .. '|' .. table.concat(seen, ',') .. '|' .. #messages";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "a,b|1,1|5");
+    h.model("writer", vec![two]);
+    let lua = "models.use('writer')\nlocal own = { reason = 'mine' }\nlocal count = 0\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  count = count + 1\n  if count == 2 then error(own) end\n  return 'grabbed ' .. args.value\nend)\nmessages:user('Grab a, then b.')\nlocal ok, err = pcall(models.loop)\nreturn tostring(ok) .. '|' .. tostring(err == own) .. '|' .. count .. '|' .. #messages .. '|' .. messages[1].role";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "false|true|2|1|user");
+}
+
+#[test]
+fn bound_tool_loop_failure_and_scope_gate() {
+    let h = host();
+    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("call_1", "web_fetch", json!({}))] }), json!("final answer")]);
+    let lua = "models.use('writer')\ntools.offer('web/fetch')\nmessages:user('Fetch the Lua home page.')\nmodels.loop()\nreturn messages[3].role .. '|' .. tools.calls['web/fetch'] .. '|' .. messages[#messages].content";
+    assert_eq!(ok(&h, &section("uses:\n  - web\nmodels:\n  writer: {}\n", lua)), "tool|1|final answer");
+    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("c", "rogue", json!({}))] })]);
+    let lua = "models.use('writer')\ntools.offer_local('echo', 'Echo a value', { value = 'string' }, function(args) return args.value end)\nmessages:user('Use your tools.')\nlocal ok, err = pcall(models.loop)\nif not ok and err.kind == 'out_of_scope_tool' then\n  return 'the model asked for ' .. err.name .. ': ' .. tostring(err) .. ' (' .. #messages .. ')'\nend\nreturn messages[#messages].content";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "the model asked for rogue: tool \"rogue\" is not in this section's scope; in-scope aliases: [\"echo\"] (1)");
+}
+
+#[test]
+fn offer_order_and_fixed_list() {
+    let h = host();
+    h.model("writer", vec![json!("ok"), json!("again")]);
+    let lua = "models.use('writer')\npacks.offer('web')\ntools.offer('web/search')\ntools.offer({ 'web/search' })\nmessages:user('go')\nmodels.loop()\nlocal ok, e = pcall(tools.offer, 'web/fetch')\nreturn e.message";
+    assert_eq!(
+        ok(&h, &section("uses: [web]\nmodels:\n  writer: {}\n", lua)),
+        "tools.offer: the section's tool list is fixed at its first models.loop round; make every offer before the first loop, or offer in another section"
+    );
+    let names: Vec<String> = h.requests.borrow()[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["web_search", "web_fetch"]);
+}
+
+#[test]
+fn decide_in_h1() {
+    let h = host();
+    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("d1", "decide", json!({"choice": "use_mcp"}))] }), json!("recorded it")]);
+    let src = "---\nname: decide\ndescription: d\nrunvil: 0\nmodels:\n  writer: {}\n---\n\n# Decide\n\n```lua\nmodels.default('writer')\ntools.offer_local('decide', 'Record the verdict', { choice = 'string' }, function(args)\n  var.verdict = args.choice\n  return 'recorded'\nend)\nmessages:user('Choose use_mcp or use_web and record your choice with the decide tool.')\nmodels.loop()\n```\n\n## Result\n\n```lua\nreturn var.verdict\n```\n";
+    assert_eq!(ok(&h, src), "use_mcp");
+}
