@@ -112,6 +112,15 @@ function prepareRun(source, options, defaultUiKind) {
     }
   }
   if (packs !== undefined && !Array.isArray(packs)) throw new TypeError(`engine.run: packs must be an array (got ${describe(packs)})`);
+  for (const [i, pack] of (packs ?? []).entries()) {
+    if (!pack || typeof pack !== 'object' || typeof pack.name !== 'string') throw new TypeError(`engine.run: packs[${i}] must be a Pack object with a string name`);
+    if (pack.tools !== undefined && !Array.isArray(pack.tools)) throw new TypeError(`engine.run: packs[${i}].tools must be an array`);
+    for (const [j, tool] of (pack.tools ?? []).entries()) {
+      if (!tool || typeof tool.name !== 'string' || typeof tool.call !== 'function') {
+        throw new TypeError(`engine.run: packs[${i}].tools[${j}] needs a string name and a call function`);
+      }
+    }
+  }
   if (store !== undefined && !(store && typeof store === 'object' && ['open', 'read', 'commit'].every((m) => typeof store[m] === 'function'))) {
     throw new TypeError(`engine.run: store must be a store object with open(), read() and commit() (see docs/store.md) (got ${describe(store)})`);
   }
@@ -124,7 +133,6 @@ function prepareRun(source, options, defaultUiKind) {
   if (signal !== undefined) bridge.signal = signal;
   if (limits !== undefined) bridge.limits = checkLimits(limits);
   if (store !== undefined) bridge.store = store;
-  // Not in the bridge yet (docs/bridge.md): Packs arrive with the Tools chapter.
   if (packs !== undefined) bridge.packs = packs;
 
   const bad = loneSurrogateIndex(args);

@@ -176,9 +176,9 @@ G.json = {
 }
 -- store: the eight calls; each suspends while the store answers.
 local store = {}
-local store_call = E.store_call
+local suspend = E.suspend
 for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
-  store[name] = function(...) return check(store_call(name, ...)) end
+  store[name] = function(...) return check(suspend('store', name, ...)) end
 end
 G.store = store
 
@@ -228,7 +228,7 @@ end
 tools.call = function(tool, args)
   local kind, a, b, c = check(E.tools_resolve(tool, args))
   if kind == 'local' then return run_local(a, b, '', nil) end
-  return check(E.tools_call_catalog(a, b, c))
+  return check(suspend('tool', a, b, c))
 end
 tools.allow_tasks = unavailable_fn('tools.allow_tasks')
 local calls_active, calls_get = E.calls_active, E.calls_get
@@ -257,7 +257,7 @@ G.packs = packs
 G.messages = E.messages
 
 local models = {}
-models.infer = function(p) return check(E.models_infer(p)) end
+models.infer = function(p) return check(suspend('infer', p)) end
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
 -- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
@@ -265,7 +265,7 @@ models.default = function(role) return check(E.models_default(role)) end
 models.loop = function()
   check(E.loop_start())
   while true do
-    local final, n = check(E.loop_round())
+    local final, n = check(suspend('round'))
     if final then return n end
     local i = 1
     while i <= n do
@@ -279,7 +279,7 @@ models.loop = function()
         check(E.loop_set(i, v))
         i = i + 1
       else
-        i = check(E.loop_batch(i))
+        i = check(suspend('batch', i))
       end
     end
     check(E.loop_finish())

@@ -2,7 +2,6 @@
 //! Each answers in the check convention (`true, ...` or `false, kind, message`), so the error
 //! values Lua sees are built in one place (bootstrap.lua).
 
-use futures::FutureExt;
 use mlua::{Lua, MultiValue, Table, Value};
 use serde_json::{json, Value as Json};
 use std::cell::OnceCell;
@@ -11,7 +10,6 @@ use std::rc::Rc;
 use super::values::{self, fail, ok, Answer, Marks, ProxyShims};
 use crate::engine::context::EntryCtx;
 use crate::engine::{models, time};
-use crate::error::{RunError, RunErrorKind};
 use crate::subst::{self, Global, Resolver};
 
 /// The message Lua raises when an allocation fails (the preallocated LUA_ERRMEM string).
@@ -166,32 +164,22 @@ pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks, shims: &
             Err(msg) => fail(lua, "lua", msg),
         })?,
     )?;
-    let c = ctx.clone();
-    e.raw_set(
-        "models_infer",
-        lua.create_async_function(move |lua, prompt: Value| {
-            let c = c.clone();
-            async move {
-                let text = match &prompt {
-                    Value::String(s) => s.to_string_lossy(),
-                    other => return fail(&lua, "lua", format!("models.infer takes a prompt string, got {}", other.type_name())),
-                };
-                let cancelled = c.run.host.cancelled();
-                let reply = futures::select! {
-                    r = models::infer(&c, text).fuse() => r,
-                    _ = cancelled.fuse() => {
-                        c.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-                        Err("the run was cancelled".to_string())
-                    }
-                };
-                match reply {
-                    Ok(text) => ok(&lua, text),
-                    Err(msg) => fail(&lua, "model", msg),
-                }
-            }
-        })?,
-    )?;
     Ok(())
+}
+
+/// `models.infer(prompt)`: one round, no tools, a fresh conversation.
+pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    let text = match args.front() {
+        Some(Value::String(s)) => s.to_string_lossy(),
+        other => {
+            let t = other.map(|v| v.type_name()).unwrap_or("nil");
+            return fail(lua, "lua", format!("models.infer takes a prompt string, got {t}"));
+        }
+    };
+    match models::infer(ctx, text).await {
+        Ok(text) => ok(lua, text),
+        Err(msg) => fail(lua, "model", msg),
+    }
 }
 
 fn shims_of(cell: &OnceCell<ProxyShims>) -> mlua::Result<&ProxyShims> {

@@ -4,6 +4,7 @@
 
 mod globals;
 mod store_api;
+mod suspend;
 pub mod tools_api;
 pub mod untrusted;
 pub mod values;
@@ -97,7 +98,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // them back through this cell once bootstrap has returned.
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     globals::install(&lua, &e, ctx, &marks, &shims)?;
-    store_api::install(&lua, &e, ctx)?;
+    suspend::install(&lua, &e, ctx)?;
     tools_api::install(&lua, &e, ctx, &marks)?;
 
     let internals: Table =

@@ -5,9 +5,7 @@
 //! passed for a string becomes text) with a generic conversion message (`004`, "How store calls
 //! run"); everywhere else the chapter's `... must be a string, got {type}` messages apply.
 
-use futures::FutureExt;
-use mlua::{Lua, MultiValue, Table, Value};
-use std::rc::Rc;
+use mlua::{Lua, MultiValue, Value};
 
 use super::values::{fail, ok, Answer};
 use crate::engine::context::EntryCtx;
@@ -105,31 +103,13 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
     Ok(mv)
 }
 
-pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
-    // One async entry point for all eight calls (bootstrap.lua passes the call's name first):
-    // each async function costs a state machine in the module, and the size budget is tight.
-    let c = ctx.clone();
-    e.raw_set(
-        "store_call",
-        lua.create_async_function(move |lua: Lua, mut args: MultiValue| {
-            let ctx = c.clone();
-            async move {
-                let op = match args.pop_front() {
-                    Some(Value::String(s)) => s.to_string_lossy(),
-                    _ => String::new(),
-                };
-                let cancelled = ctx.run.host.cancelled();
-                futures::select! {
-                    answer = store_call(&lua, &ctx, &op, &args).fuse() => answer,
-                    _ = cancelled.fuse() => {
-                        ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-                        fail(&lua, "cancelled", "the run was cancelled")
-                    }
-                }
-            }
-        })?,
-    )?;
-    Ok(())
+/// `store.*`: the call's name comes first (bootstrap.lua passes it), then the Lua arguments.
+pub async fn call(lua: &Lua, ctx: &EntryCtx, mut args: MultiValue) -> Answer {
+    let op = match args.pop_front() {
+        Some(Value::String(s)) => s.to_string_lossy(),
+        _ => String::new(),
+    };
+    store_call(lua, ctx, &op, &args).await
 }
 
 async fn store_call(lua: &Lua, ctx: &EntryCtx, op: &str, args: &MultiValue) -> Answer {

@@ -4,7 +4,6 @@
 //! the records and the events.
 
 use futures::future::join_all;
-use futures::FutureExt;
 use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
 use serde_json::{json, Value as Json};
 use std::rc::Rc;
@@ -12,7 +11,6 @@ use std::rc::Rc;
 use super::values::{self, fail, ok, Answer, Marks};
 use crate::engine::context::EntryCtx;
 use crate::engine::models;
-use crate::error::{RunError, RunErrorKind};
 use crate::tools::catalog::TASK_BUILTINS;
 use crate::tools::{self, parse_tool_calls, Advertised, LocalTool, Record, Target, ToolCall, FIXED_LIST};
 
@@ -190,33 +188,6 @@ pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks) -> mlua:
     let (c, m) = (ctx.clone(), marks.clone());
     e.raw_set("tools_resolve", lua.create_function(move |lua, (tool, args): (Value, Value)| resolve(lua, &c, &m, tool, args))?)?;
     let c = ctx.clone();
-    e.raw_set(
-        "tools_call_catalog",
-        lua.create_async_function(move |lua: Lua, (idx, args, name): (usize, String, String)| {
-            let c = c.clone();
-            async move {
-                let args: Json = serde_json::from_str(&args).unwrap_or(json!({}));
-                let turn = c.scope.borrow().turn;
-                match call_catalog(&c, idx, &name, args, "", turn, "script").await {
-                    Ok((text, _trusted)) => {
-                        let t = &c.run.catalog.tools[idx];
-                        if t.spec.structured {
-                            let m = Marks { array_mt: lua.create_table()? };
-                            match serde_json::from_str::<Json>(&text) {
-                                Ok(j) => ok(&lua, values::to_lua(&lua, &j, &m)?),
-                                Err(e) => fail(&lua, "tool", format!("structured tool {:?} returned invalid JSON: {e}", name)),
-                            }
-                        } else {
-                            ok(&lua, text)
-                        }
-                    }
-                    Err(msg) => fail(&lua, "tool", format!("tool call failure: {msg}")),
-                }
-            }
-        })?,
-    )?;
-
-    let c = ctx.clone();
     e.raw_set("local_begin", lua.create_function(move |_, alias: String| {
         let mut s = c.scope.borrow_mut();
         s.count(&c.run.catalog, &alias);
@@ -265,6 +236,25 @@ pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks) -> mlua:
 }
 
 use mlua::IntoLuaMulti;
+
+/// `tools.call` to a catalog tool (after `tools_resolve`): arguments are the tool's index, its
+/// JSON arguments as text, and the name the call used.
+pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    let (idx, args, name): (usize, String, String) = mlua::FromLuaMulti::from_lua_multi(args, lua)?;
+    let args: Json = serde_json::from_str(&args).unwrap_or(json!({}));
+    let turn = ctx.scope.borrow().turn;
+    match call_catalog(ctx, idx, &name, args, "", turn, "script").await {
+        Ok((text, _trusted)) if ctx.run.catalog.tools[idx].spec.structured => {
+            let m = Marks { array_mt: lua.create_table()? };
+            match serde_json::from_str::<Json>(&text) {
+                Ok(j) => ok(lua, values::to_lua(lua, &j, &m)?),
+                Err(e) => fail(lua, "tool", format!("structured tool {name:?} returned invalid JSON: {e}")),
+            }
+        }
+        Ok((text, _)) => ok(lua, text),
+        Err(msg) => fail(lua, "tool", format!("tool call failure: {msg}")),
+    }
+}
 
 /// One tool named in an offer: a tool id string or a Tool object.
 fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
@@ -479,14 +469,7 @@ async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_i
         "tool": t.id, "name": used, "arguments": args, "callId": call_id, "caller": caller,
         "section": name, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller },
     });
-    let cancelled = ctx.run.host.cancelled();
-    let outcome = futures::select! {
-        r = ctx.run.host.call_tool(host_pack, &t.spec.name, request).fuse() => r,
-        _ = cancelled.fuse() => {
-            ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-            Err("the run was cancelled".into())
-        }
-    };
+    let outcome = ctx.run.host.call_tool(host_pack, &t.spec.name, request).await;
     let trusted = t.spec.trusted;
     match outcome {
         Ok(text) => {
@@ -631,100 +614,6 @@ fn install_loop(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
         ok(lua, ())
     })?)?;
 
-    // One model round: `true, text` for a final reply, `false, n` for n tool calls to run.
-    let c = ctx.clone();
-    e.raw_set(
-        "loop_round",
-        lua.create_async_function(move |lua: Lua, ()| {
-            let c = c.clone();
-            async move {
-                let cap = c.run.limits.max_tool_iterations;
-                if c.round.borrow().rounds >= cap {
-                    return fail(&lua, "round_cap", format!("models.loop reached its round cap of {cap} rounds without a final reply"));
-                }
-                let role = match models::resolve_role(&c) {
-                    Ok(r) => r,
-                    Err(m) => return fail(&lua, "model", m),
-                };
-                let spec = models::spec_of(&c, &role);
-                let turn = {
-                    let mut s = c.scope.borrow_mut();
-                    s.turn += 1;
-                    s.turn
-                };
-                c.round.borrow_mut().rounds += 1;
-                let advertised: Vec<Advertised> = c.scope.borrow().rendered.clone().unwrap_or_default();
-                let mut request = json!({
-                    "role": role, "spec": spec, "section": c.section_name(), "turn": turn,
-                    "messages": c.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
-                });
-                if !advertised.is_empty() {
-                    request["tools"] = Json::Array(
-                        advertised.iter().map(|a| json!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
-                    );
-                }
-                let name = c.section_name().to_string();
-                c.run.emit("model_turn_started", Some(&name), json!({ "turn": turn, "role": role }));
-                let cancelled = c.run.host.cancelled();
-                let reply = futures::select! {
-                    r = c.run.host.call_model(&role, &spec, request).fuse() => r,
-                    _ = cancelled.fuse() => {
-                        c.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-                        Err("the run was cancelled".to_string())
-                    }
-                };
-                let reply = match reply {
-                    Ok(r) => r,
-                    Err(m) => return fail(&lua, "model", m),
-                };
-                c.run.emit("model_turn_completed", Some(&name), json!({ "turn": turn }));
-                let calls = match parse_tool_calls(&reply) {
-                    Ok(calls) => calls,
-                    Err(m) => return fail(&lua, "model", m),
-                };
-                let content = match reply.get("content") {
-                    Some(Json::String(s)) => s.clone(),
-                    Some(Json::Null) | None => String::new(),
-                    Some(_) => return fail(&lua, "model", "the model's reply is malformed: content must be a string"),
-                };
-                if calls.is_empty() {
-                    let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
-                    if content.is_empty() && !(stop && c.round.borrow().had_calls) {
-                        return fail(&lua, "model", "the model returned an empty reply");
-                    }
-                    c.messages.borrow_mut().push(Record::text("assistant", content.clone()));
-                    return ok(&lua, (true, content));
-                }
-                // The scope gate: every name must be one this round advertised.
-                let mut resolved = Vec::new();
-                for call in &calls {
-                    match advertised.iter().find(|a| a.name == call.name) {
-                        Some(a) => resolved.push((call.clone(), a.target.clone())),
-                        None => {
-                            emit_batch(&c, turn, &calls, &advertised);
-                            c.run.emit("tool_call_failed", Some(&name), json!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
-                            let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
-                            let hint = if c.run.catalog.by_wire(&call.name).is_some() { " (a catalog tool that was not offered in this section)" } else { "" };
-                            let fields = lua.create_table()?;
-                            fields.raw_set("name", call.name.as_str())?;
-                            let mut mv = fail(&lua, "out_of_scope_tool", format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name))?;
-                            mv.push_back(Value::Table(fields));
-                            return Ok(mv);
-                        }
-                    }
-                }
-                emit_batch(&c, turn, &calls, &advertised);
-                let n = resolved.len();
-                let mut r = c.round.borrow_mut();
-                r.had_calls = true;
-                r.reply = Some(json!({ "content": content }));
-                r.results = vec![None; n];
-                r.calls = resolved;
-                ok(&lua, (false, n))
-            }
-        })?,
-    )?;
-
     // What bootstrap.lua needs to run call i: a local tool's alias and arguments, or "catalog".
     let (c, lua_marks) = (ctx.clone(), ());
     let _ = lua_marks;
@@ -746,46 +635,6 @@ fn install_loop(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
         }
         ok(lua, ())
     })?)?;
-    // Runs the catalog calls from i up to the next local call together; returns the next index.
-    let c = ctx.clone();
-    e.raw_set(
-        "loop_batch",
-        lua.create_async_function(move |lua: Lua, i: usize| {
-            let c = c.clone();
-            async move {
-                let turn = c.scope.borrow().turn;
-                let batch: Vec<(usize, ToolCall, usize)> = {
-                    let r = c.round.borrow();
-                    r.calls
-                        .iter()
-                        .enumerate()
-                        .skip(i - 1)
-                        .take_while(|(_, (_, t))| matches!(t, Target::Catalog(_)))
-                        .filter_map(|(k, (call, t))| match t {
-                            Target::Catalog(idx) => Some((k, call.clone(), *idx)),
-                            Target::Local(_) => None,
-                        })
-                        .collect()
-                };
-                let next = i + batch.len();
-                let runs = batch.iter().map(|(_, call, idx)| call_catalog(&c, *idx, &call.name, call.arguments.clone(), &call.id, turn, "model"));
-                let outcomes = join_all(runs).await;
-                if let Some(stop) = c.run.stop.borrow().clone() {
-                    return fail(&lua, "cancelled", stop.message);
-                }
-                let mut r = c.round.borrow_mut();
-                for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
-                    // A bound tool's failure goes back to the model as untrusted text.
-                    let text = match outcome {
-                        Ok((text, _)) => text,
-                        Err(msg) => super::untrusted::envelope(&msg, &c.run.nonce),
-                    };
-                    r.results[*k] = Some(text);
-                }
-                ok(&lua, next)
-            }
-        })?,
-    )?;
     // Appends the round's records: one assistant record with every call, one tool record each.
     let c = ctx.clone();
     e.raw_set("loop_finish", lua.create_function(move |lua, ()| {
@@ -807,6 +656,124 @@ fn install_loop(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
         Ok(())
     })?)?;
     Ok(())
+}
+
+
+/// One model round of `models.loop`: `true, text` for a final reply, `false, n` for n tool calls
+/// for bootstrap.lua to run.
+pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
+    let cap = ctx.run.limits.max_tool_iterations;
+    if ctx.round.borrow().rounds >= cap {
+        return fail(lua, "round_cap", format!("models.loop reached its round cap of {cap} rounds without a final reply"));
+    }
+    let role = match models::resolve_role(ctx) {
+        Ok(r) => r,
+        Err(m) => return fail(lua, "model", m),
+    };
+    let spec = models::spec_of(ctx, &role);
+    let turn = {
+        let mut s = ctx.scope.borrow_mut();
+        s.turn += 1;
+        s.turn
+    };
+    ctx.round.borrow_mut().rounds += 1;
+    let advertised: Vec<Advertised> = ctx.scope.borrow().rendered.clone().unwrap_or_default();
+    let mut request = json!({
+        "role": role, "spec": spec, "section": ctx.section_name(), "turn": turn,
+        "messages": ctx.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
+    });
+    if !advertised.is_empty() {
+        request["tools"] = Json::Array(
+            advertised.iter().map(|a| json!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
+        );
+    }
+    let name = ctx.section_name().to_string();
+    ctx.run.emit("model_turn_started", Some(&name), json!({ "turn": turn, "role": role }));
+    let reply = ctx.run.host.call_model(&role, &spec, request).await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(m) => return fail(lua, "model", m),
+    };
+    ctx.run.emit("model_turn_completed", Some(&name), json!({ "turn": turn }));
+    let calls = match parse_tool_calls(&reply) {
+        Ok(calls) => calls,
+        Err(m) => return fail(lua, "model", m),
+    };
+    let content = match reply.get("content") {
+        Some(Json::String(s)) => s.clone(),
+        Some(Json::Null) | None => String::new(),
+        Some(_) => return fail(lua, "model", "the model's reply is malformed: content must be a string"),
+    };
+    if calls.is_empty() {
+        let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
+        if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
+            return fail(lua, "model", "the model returned an empty reply");
+        }
+        ctx.messages.borrow_mut().push(Record::text("assistant", content.clone()));
+        return ok(lua, (true, content));
+    }
+    // The scope gate: every name must be one this round advertised.
+    let mut resolved = Vec::new();
+    for call in &calls {
+        match advertised.iter().find(|a| a.name == call.name) {
+            Some(a) => resolved.push((call.clone(), a.target.clone())),
+            None => {
+                emit_batch(ctx, turn, &calls, &advertised);
+                ctx.run.emit("tool_call_failed", Some(&name), json!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
+                let hint = if ctx.run.catalog.by_wire(&call.name).is_some() { " (a catalog tool that was not offered in this section)" } else { "" };
+                let fields = lua.create_table()?;
+                fields.raw_set("name", call.name.as_str())?;
+                let mut mv = fail(lua, "out_of_scope_tool", format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name))?;
+                mv.push_back(Value::Table(fields));
+                return Ok(mv);
+            }
+        }
+    }
+    emit_batch(ctx, turn, &calls, &advertised);
+    let n = resolved.len();
+    let mut r = ctx.round.borrow_mut();
+    r.had_calls = true;
+    r.reply = Some(json!({ "content": content }));
+    r.results = vec![None; n];
+    r.calls = resolved;
+    ok(lua, (false, n))
+}
+
+/// Runs the catalog calls of the round from call i up to the next local call, concurrently;
+/// answers the index of the next call.
+pub async fn loop_batch(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    let i: usize = mlua::FromLuaMulti::from_lua_multi(args, lua)?;
+    let turn = ctx.scope.borrow().turn;
+    let batch: Vec<(usize, ToolCall, usize)> = {
+        let r = ctx.round.borrow();
+        r.calls
+            .iter()
+            .enumerate()
+            .skip(i - 1)
+            .take_while(|(_, (_, t))| matches!(t, Target::Catalog(_)))
+            .filter_map(|(k, (call, t))| match t {
+                Target::Catalog(idx) => Some((k, call.clone(), *idx)),
+                Target::Local(_) => None,
+            })
+            .collect()
+    };
+    let next = i + batch.len();
+    let runs = batch.iter().map(|(_, call, idx)| call_catalog(ctx, *idx, &call.name, call.arguments.clone(), &call.id, turn, "model"));
+    let outcomes = join_all(runs).await;
+    if let Some(stop) = ctx.run.stop.borrow().clone() {
+        return fail(lua, "cancelled", stop.message);
+    }
+    let mut r = ctx.round.borrow_mut();
+    for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
+        // A bound tool's failure goes back to the model as untrusted text.
+        let text = match outcome {
+            Ok((text, _)) => text,
+            Err(msg) => super::untrusted::envelope(&msg, &ctx.run.nonce),
+        };
+        r.results[*k] = Some(text);
+    }
+    ok(lua, next)
 }
 
 fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {

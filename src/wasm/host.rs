@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{get, to_js};
-use crate::host::Host;
+use crate::host::{Host, PackSpec, ToolSpec, Unavailable};
 
 pub struct JsHost {
     on_event: Option<Function>,
@@ -21,6 +21,8 @@ pub struct JsHost {
     models: JsValue,
     /// Model functions already looked up, per role (the function form is asked once).
     bound: RefCell<HashMap<String, Option<Function>>>,
+    /// The host's Pack objects, as passed in `packs`.
+    packs: Vec<JsValue>,
 }
 
 impl JsHost {
@@ -47,6 +49,7 @@ impl JsHost {
             yield_now: get(options, "yieldNow").dyn_into().ok(),
             models: get(options, "models"),
             bound: RefCell::new(HashMap::new()),
+            packs: js_sys::Array::from(&get(options, "packs")).iter().collect(),
         }
     }
 
@@ -62,6 +65,32 @@ impl JsHost {
         self.bound.borrow_mut().insert(role.to_string(), found.clone());
         found
     }
+}
+
+/// A Pack object from JS as the engine's PackSpec (js-api.md, Packs).
+fn pack_spec(p: &JsValue) -> PackSpec {
+    let text = |v: &JsValue, k: &str| get(v, k).as_string().unwrap_or_default();
+    let unavailable = {
+        let u = get(p, "unavailable");
+        if let Some(reason) = u.as_string() {
+            Some(Unavailable::Reason(reason))
+        } else if u.is_object() {
+            Some(Unavailable::Needs { service: text(&u, "needs"), reason: get(&u, "reason").as_string() })
+        } else {
+            None
+        }
+    };
+    let tools = js_sys::Array::from(&get(p, "tools"))
+        .iter()
+        .map(|t| ToolSpec {
+            name: text(&t, "name"),
+            description: text(&t, "description"),
+            parameters: serde_wasm_bindgen::from_value(get(&t, "parameters")).unwrap_or(Json::Null),
+            trusted: get(&t, "trust").as_string().as_deref() == Some("trusted"),
+            structured: get(&t, "output").as_string().as_deref() == Some("structured"),
+        })
+        .collect();
+    PackSpec { name: text(p, "name"), description: text(p, "description"), tools, prelude: get(p, "prelude").as_string(), unavailable }
 }
 
 /// A model-safe text for a thrown JS value.
@@ -105,6 +134,40 @@ impl Host for JsHost {
         Box::pin(async move {
             if let Some(p) = promise {
                 let _ = JsFuture::from(Promise::resolve(&p)).await;
+            }
+        })
+    }
+
+    fn packs(&self) -> Vec<PackSpec> {
+        self.packs.iter().map(pack_spec).collect()
+    }
+
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+        let found = self.packs.get(pack).and_then(|p| {
+            js_sys::Array::from(&get(p, "tools")).iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool))
+        });
+        let Some(t) = found else {
+            let tool = tool.to_string();
+            return Box::pin(async move { Err(format!("the host has no tool {tool}")) });
+        };
+        let Ok(call) = get(&t, "call").dyn_into::<Function>() else {
+            return Box::pin(async { Err("the tool has no call function".to_string()) });
+        };
+        let ctx = js_sys::Object::new();
+        for (k, v) in [("signal", self.signal.clone()), ("section", to_js(&request["section"])), ("caller", to_js(&request["caller"])), ("callId", to_js(&request["callId"])), ("origin", to_js(&request["origin"]))] {
+            let _ = Reflect::set(&ctx, &k.into(), &v);
+        }
+        let called = call.call2(&t, &to_js(&request["arguments"]), &ctx);
+        Box::pin(async move {
+            let value = match called {
+                Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
+                Err(e) => return Err(error_text(&e)),
+            };
+            // Plain tools answer text; a structured tool may answer a value, sent on as JSON text.
+            match value.as_string() {
+                Some(s) => Ok(s),
+                None if value.is_undefined() || value.is_null() => Ok(String::new()),
+                None => js_sys::JSON::stringify(&value).map(String::from).map_err(|_| "the tool's output is not JSON".to_string()),
             }
         })
     }
