@@ -3,6 +3,26 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
 const MARKERS = /^--- (result|result-none|error |error-contains )/;
+/** Sections that may follow the result or error section, in any order, each at most once. */
+const TRAILERS = new Set(['--- files', '--- requests', '--- events', '--- events-absent']);
+
+/** `<role> = <JSON array of replies>` (a `model:` header line). */
+function parseModelLine(text, where) {
+  const at = text.indexOf(' = ');
+  if (at < 0) throw new Error(`${where}: model: expected \`<role> = <JSON array>\`, got ${JSON.stringify(text)}`);
+  const replies = JSON.parse(text.slice(at + 3));
+  if (!Array.isArray(replies)) throw new Error(`${where}: model: the replies must be a JSON array`);
+  return [text.slice(0, at).trim(), replies];
+}
+
+/** One JSON object per non-empty line (the `--- requests`, `--- events`, `--- events-absent` sections). */
+function parseJsonLines(lines, what, where) {
+  return lines.filter((l) => l.trim() !== '').map((l) => {
+    const value = JSON.parse(l);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where}: ${what}: each line must be a JSON object, got ${l}`);
+    return value;
+  });
+}
 
 /** `<path> = <value>`: the path is everything before the first ` = `. */
 function splitEntry(line, what, where) {
@@ -31,6 +51,8 @@ export function parseCases(file, text) {
   const cases = [];
   let i = lines.findIndex((l) => l.startsWith('=== '));
   if (i < 0) return cases;
+  // Preamble: `status: target` makes every case of the file a target case (reported, not failing).
+  const target = lines.slice(0, i).some((l) => l.trim() === 'status: target');
   while (i < lines.length) {
     const line = i + 1;
     const name = lines[i].slice(4).trim();
@@ -39,6 +61,9 @@ export function parseCases(file, text) {
     let pending = null;
     const files = new Map(); // path -> string | Uint8Array, in header order
     let readOnly = false;
+    const models = {}; // role -> replies (`model:`)
+    const packs = []; // Pack descriptions (`pack:`)
+    let ui;
     for (;;) {
       const l = lines[i++];
       const where = `${file}:${i}: case ${name}`;
@@ -56,6 +81,14 @@ export function parseCases(file, text) {
         const v = l.slice(11).trim();
         if (v !== 'true' && v !== 'false') throw new Error(`${where}: read-only: expected true or false, got ${JSON.stringify(v)}`);
         readOnly = v === 'true';
+      } else if (l.startsWith('model: ')) {
+        const [role, replies] = parseModelLine(l.slice(7), where);
+        if (role in models) throw new Error(`${where}: model: role ${role} is scripted twice`);
+        models[role] = replies;
+      } else if (l.startsWith('pack: ')) {
+        packs.push(JSON.parse(l.slice(6)));
+      } else if (l.startsWith('ui: ')) {
+        ui = JSON.parse(l.slice(4));
       } else if (l.startsWith('#') || l.trim() === '') {
         // a comment or a blank header line
       } else throw new Error(`${where}: unknown header line ${JSON.stringify(l)}`);
@@ -66,13 +99,27 @@ export function parseCases(file, text) {
     const prompt = `${lines.slice(promptStart, i).join('\n')}\n`;
     const marker = lines[i++];
     const bodyStart = i;
-    while (i < lines.length && !lines[i].startsWith('=== ') && lines[i] !== '--- files') i += 1;
+    while (i < lines.length && !lines[i].startsWith('=== ') && !TRAILERS.has(lines[i])) i += 1;
     const body = lines.slice(bodyStart, i);
     let expectFiles = null;
+    let expectRequests = null;
+    let expectEvents = null;
+    let absentEvents = null;
+    while (i < lines.length && TRAILERS.has(lines[i]) && lines[i] !== '--- files') {
+      const section = lines[i];
+      const where = `${file}:${i + 1}: case ${name}`;
+      const start = (i += 1);
+      while (i < lines.length && !lines[i].startsWith('=== ') && !TRAILERS.has(lines[i])) i += 1;
+      const items = parseJsonLines(lines.slice(start, i), section, where);
+      if (section === '--- requests' && expectRequests === null) expectRequests = items;
+      else if (section === '--- events' && expectEvents === null) expectEvents = items;
+      else if (section === '--- events-absent' && absentEvents === null) absentEvents = items;
+      else throw new Error(`${where}: ${section} appears twice`);
+    }
     if (i < lines.length && lines[i] === '--- files') {
       i += 1;
       expectFiles = [];
-      for (; i < lines.length && !lines[i].startsWith('=== '); i += 1) {
+      for (; i < lines.length && !lines[i].startsWith('=== ') && !TRAILERS.has(lines[i]); i += 1) {
         if (lines[i] === '') continue;
         const where = `${file}:${i + 1}: case ${name}`;
         const [path, value] = splitEntry(lines[i], '--- files', where);
@@ -91,7 +138,22 @@ export function parseCases(file, text) {
       expect = { kind: marker.slice(19).trim(), contains: body.filter((l) => l !== '') };
     } else expect = { kind: marker.slice(10).trim(), message: body.join('\n') };
     const needsStore = files.size > 0 || readOnly || expectFiles !== null;
-    cases.push({ file, line, name, args, pending, prompt, expect, files, readOnly, expectFiles, needsStore });
+    // Sections after `--- files` (the other trailers may come before or after it).
+    while (i < lines.length && TRAILERS.has(lines[i])) {
+      const section = lines[i];
+      const where = `${file}:${i + 1}: case ${name}`;
+      const start = (i += 1);
+      while (i < lines.length && !lines[i].startsWith('=== ') && !TRAILERS.has(lines[i])) i += 1;
+      const items = section === '--- files' ? null : parseJsonLines(lines.slice(start, i), section, where);
+      if (section === '--- requests' && expectRequests === null) expectRequests = items;
+      else if (section === '--- events' && expectEvents === null) expectEvents = items;
+      else if (section === '--- events-absent' && absentEvents === null) absentEvents = items;
+      else throw new Error(`${where}: ${section} appears twice (or --- files after --- files)`);
+    }
+    cases.push({
+      file, line, name, args, pending, prompt, expect, files, readOnly, expectFiles, needsStore,
+      target, models, packs, ui, expectRequests, expectEvents, absentEvents,
+    });
   }
   return cases;
 }
