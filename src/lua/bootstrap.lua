@@ -7,7 +7,17 @@
 -- `check` turns the second form into a raised error value. Error values are tables with
 -- `kind` and `message` (and the extra fields a chapter lists) whose `tostring` and `..` give
 -- the message.
-local G, E = ...
+local G, E, dispatch = ...
+-- E holds the Engine's values (h1, json_null, messages, suspend); every other E.name is bound on
+-- first use to the Rust dispatcher.
+local bind_set = rawset
+setmetatable(E, {
+  __index = function(t, name)
+    local f = function(...) return dispatch(name, ...) end
+    bind_set(t, name, f)
+    return f
+  end,
+})
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
 local raw_set = rawset
 local type, tostring, next = type, tostring, next

@@ -2,7 +2,7 @@
 //! Each answers in the check convention (`true, ...` or `false, kind, message`), so the error
 //! values Lua sees are built in one place (bootstrap.lua).
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 use serde_json::{json, Value as Json};
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -16,155 +16,116 @@ use crate::subst::{self, Global, Resolver};
 const LUA_MEMORY_ERROR: &str = "not enough memory";
 pub const LOG_MAX_CHARS: usize = 4096;
 
-pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks, shims: &Rc<OnceCell<ProxyShims>>) -> mlua::Result<()> {
-    e.raw_set("h1", ctx.is_h1())?;
+/// What every Engine function of one VM works with.
+pub struct Env {
+    pub ctx: Rc<EntryCtx>,
+    pub marks: Marks,
+    pub shims: Rc<OnceCell<ProxyShims>>,
+}
 
-    let c = ctx.clone();
-    e.raw_set(
-        "is_control",
-        lua.create_function(move |_, err: Value| {
-            if let Value::String(s) = &err {
+fn arg(args: &MultiValue, i: usize) -> Value {
+    args.get(i).cloned().unwrap_or(Value::Nil)
+}
+
+fn table_arg(args: &MultiValue, i: usize) -> mlua::Result<Table> {
+    match arg(args, i) {
+        Value::Table(t) => Ok(t),
+        other => Err(mlua::Error::runtime(format!("expected a table, got {}", other.type_name()))),
+    }
+}
+
+/// The Engine functions of this module, by the name bootstrap.lua uses (`E.name`). `None` when
+/// the name is not one of them.
+pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answer> {
+    let (c, m) = (&env.ctx, &env.marks);
+    Some(match name {
+        "is_control" => {
+            if let Value::String(s) = arg(args, 0) {
                 if s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes() {
-                    c.run.stop_with(super::memory_limit_error(&c).in_section(&c.heading()));
+                    c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
                 }
             }
-            Ok(c.run.stopped())
-        })?,
-    )?;
-
-    let (c, m, sh) = (ctx.clone(), marks.clone(), shims.clone());
-    e.raw_set("prose", lua.create_function(move |lua, ()| read_prose(lua, &c, &m, &sh))?)?;
-
-    let (c, m) = (ctx.clone(), marks.clone());
-    e.raw_set(
-        "argv_initial",
-        lua.create_function(move |lua, ()| match &*c.chain.argv.borrow() {
-            Some(j) => values::to_lua(lua, j, &m),
-            None => Ok(Value::Nil),
-        })?,
-    )?;
-    let (c, sh) = (ctx.clone(), shims.clone());
-    e.raw_set(
-        "argv_frozen",
-        lua.create_function(move |lua, ()| {
-            let argv = c.chain.argv.borrow().clone();
-            match argv {
-                None | Some(Json::Null) => ok(lua, Value::Nil),
-                Some(j @ (Json::Object(_) | Json::Array(_))) => {
-                    let handle = values::JsonHandle {
-                        root: Rc::new(std::cell::RefCell::new(j)),
-                        path: Vec::new(),
-                        access: values::Access::FrozenArgv,
-                    };
-                    ok(lua, values::make_proxy(lua, shims_of(&sh)?, handle)?)
-                }
-                Some(scalar) => ok(lua, values::to_lua(lua, &scalar, &Marks { array_mt: lua.create_table()? })?),
-            }
-        })?,
-    )?;
-
-    let c = ctx.clone();
-    e.raw_set(
-        "sys_get",
-        lua.create_function(move |lua, key: Value| {
-            let name = key_text(&key);
-            match sys_field(&c, &name) {
-                Some(j) => ok(lua, values::to_lua(lua, &j, &Marks { array_mt: lua.create_table()? })?),
+            c.run.stopped().into_lua_multi(lua)
+        }
+        "prose" => read_prose(lua, c, m, &env.shims),
+        "argv_initial" => match &*c.chain.argv.borrow() {
+            Some(j) => values::to_lua(lua, j, m).and_then(|v| v.into_lua_multi(lua)),
+            None => Ok(MultiValue::new()),
+        },
+        "argv_frozen" => argv_frozen(lua, env),
+        "sys_get" => {
+            let name = key_text(&arg(args, 0));
+            match sys_field(c, &name) {
+                Some(j) => values::to_lua(lua, &j, m).and_then(|v| ok(lua, v)),
                 None => fail(lua, "lua", format!("unknown sys field '{name}'")),
             }
-        })?,
-    )?;
-    let c = ctx.clone();
-    e.raw_set("ui_get", lua.create_function(move |lua, key: Value| {
-        match key_text(&key).as_str() {
+        }
+        "ui_get" => match key_text(&arg(args, 0)).as_str() {
             "kind" => ok(lua, c.run.ui.kind.as_str()),
             "interactive" => ok(lua, c.run.ui.interactive),
             other => fail(lua, "lua", format!("unknown ui field '{other}'")),
-        }
-    })?)?;
-    let (c, m) = (ctx.clone(), marks.clone());
-    e.raw_set("prompt_get", lua.create_function(move |lua, key: Value| prompt_field(lua, &c, &m, &key_text(&key)))?)?;
-    let (c, m) = (ctx.clone(), marks.clone());
-    e.raw_set("prompt_list", lua.create_function(move |lua, heading: Value| prompt_list(lua, &c, &m, &heading))?)?;
-
-    let sh = shims.clone();
-    e.raw_set("var_index", lua.create_function(move |lua, (t, k): (Table, Value)| values::proxy_index(lua, shims_of(&sh)?, &t, &k))?)?;
-    let m = marks.clone();
-    e.raw_set(
-        "var_newindex",
-        lua.create_function(move |lua, (t, k, v): (Table, Value, Value)| values::proxy_newindex(lua, &m, &t, &k, &v))?,
-    )?;
-    e.raw_set("var_len", lua.create_function(|lua, t: Table| values::proxy_len(lua, &t))?)?;
-    let sh = shims.clone();
-    e.raw_set("var_pairs", lua.create_function(move |lua, t: Table| values::proxy_pairs(lua, shims_of(&sh)?, &t))?)?;
-
-    e.raw_set("json_null", values::json_null())?;
-    let m = marks.clone();
-    e.raw_set(
-        "json_array",
-        lua.create_function(move |lua, items: MultiValue| {
-            let t = lua.create_sequence_from(items)?;
+        },
+        "prompt_get" => prompt_field(lua, c, m, &key_text(&arg(args, 0))),
+        "prompt_list" => prompt_list(lua, c, m, &arg(args, 0)),
+        "var_index" => shims_of(&env.shims).and_then(|sh| values::proxy_index(lua, sh, &table_arg(args, 0)?, &arg(args, 1))),
+        "var_newindex" => values::proxy_newindex(lua, m, &table_arg(args, 0).ok()?, &arg(args, 1), &arg(args, 2)),
+        "var_len" => values::proxy_len(lua, &table_arg(args, 0).ok()?),
+        "var_pairs" => shims_of(&env.shims).and_then(|sh| values::proxy_pairs(lua, sh, &table_arg(args, 0)?)),
+        "json_array" => lua.create_sequence_from(args.iter().cloned()).and_then(|t| {
             t.set_metatable(Some(m.array_mt.clone()))?;
-            Ok(t)
-        })?,
-    )?;
-    let m = marks.clone();
-    e.raw_set(
-        "json_encode",
-        lua.create_function(move |lua, v: Value| match values::to_json(&v, &m) {
+            t.into_lua_multi(lua)
+        }),
+        "json_encode" => match values::to_json(&arg(args, 0), m) {
             Ok(j) => ok(lua, j.to_string()),
             Err(e) => fail(lua, "lua", format!("json.encode: {}", e.describe())),
-        })?,
-    )?;
-    let m = marks.clone();
-    e.raw_set(
-        "json_decode",
-        lua.create_function(move |lua, v: Value| {
-            let Value::String(s) = &v else {
-                return fail(lua, "lua", format!("json.decode takes a string, got {}", v.type_name()));
-            };
-            match serde_json::from_slice::<Json>(&s.as_bytes()) {
-                Ok(j) => ok(lua, values::to_lua(lua, &j, &m)?),
-                Err(e) => fail(lua, "lua", format!("json.decode: invalid JSON: {e}")),
-            }
-        })?,
-    )?;
-
-    let c = ctx.clone();
-    e.raw_set("log", lua.create_function(move |lua, message: Value| log(lua, &c, &message))?)?;
-    let c = ctx.clone();
-    e.raw_set(
-        "untrusted",
-        lua.create_function(move |lua, v: Value| {
-            let text = match &v {
-                Value::String(s) => s.to_string_lossy(),
-                Value::Integer(_) | Value::Number(_) => match lua.coerce_string(v.clone())? {
-                    Some(s) => s.to_string_lossy(),
-                    None => String::new(),
-                },
-                other => return fail(lua, "lua", format!("untrusted takes a string, got {}", other.type_name())),
-            };
-            ok(lua, super::untrusted::envelope(&text, &c.run.nonce))
-        })?,
-    )?;
-
-    let c = ctx.clone();
-    e.raw_set(
-        "models_use",
-        lua.create_function(move |lua, role: Value| match models::select_role(&c, &role, false) {
+        },
+        "json_decode" => json_decode(lua, m, &arg(args, 0)),
+        "log" => log(lua, c, &arg(args, 0)),
+        "untrusted" => untrusted(lua, c, &arg(args, 0)),
+        "models_use" | "models_default" => match models::select_role(c, &arg(args, 0), name == "models_default") {
             Ok(()) => ok(lua, ()),
             Err(msg) => fail(lua, "lua", msg),
-        })?,
-    )?;
-    let c = ctx.clone();
-    e.raw_set(
-        "models_default",
-        lua.create_function(move |lua, role: Value| match models::select_role(&c, &role, true) {
-            Ok(()) => ok(lua, ()),
-            Err(msg) => fail(lua, "lua", msg),
-        })?,
-    )?;
-    Ok(())
+        },
+        _ => return None,
+    })
+}
+
+fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
+    let argv = env.ctx.chain.argv.borrow().clone();
+    match argv {
+        None | Some(Json::Null) => ok(lua, Value::Nil),
+        Some(j @ (Json::Object(_) | Json::Array(_))) => {
+            let handle = values::JsonHandle {
+                root: Rc::new(std::cell::RefCell::new(j)),
+                path: Vec::new(),
+                access: values::Access::FrozenArgv,
+            };
+            ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+        }
+        Some(scalar) => ok(lua, values::to_lua(lua, &scalar, &env.marks)?),
+    }
+}
+
+fn json_decode(lua: &Lua, m: &Marks, v: &Value) -> Answer {
+    let Value::String(s) = v else {
+        return fail(lua, "lua", format!("json.decode takes a string, got {}", v.type_name()));
+    };
+    match serde_json::from_slice::<Json>(&s.as_bytes()) {
+        Ok(j) => ok(lua, values::to_lua(lua, &j, m)?),
+        Err(e) => fail(lua, "lua", format!("json.decode: invalid JSON: {e}")),
+    }
+}
+
+fn untrusted(lua: &Lua, c: &EntryCtx, v: &Value) -> Answer {
+    let text = match v {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(_) | Value::Number(_) => match lua.coerce_string(v.clone())? {
+            Some(s) => s.to_string_lossy(),
+            None => String::new(),
+        },
+        other => return fail(lua, "lua", format!("untrusted takes a string, got {}", other.type_name())),
+    };
+    ok(lua, super::untrusted::envelope(&text, &c.run.nonce))
 }
 
 /// `models.infer(prompt)`: one round, no tools, a fresh conversation.

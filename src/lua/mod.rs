@@ -10,7 +10,7 @@ pub mod untrusted;
 pub mod values;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 use std::rc::Rc;
 
 use crate::engine::context::EntryCtx;
@@ -97,12 +97,29 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // The proxy shims are created by bootstrap.lua, which needs `E` first; the Rust side reads
     // them back through this cell once bootstrap has returned.
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
-    globals::install(&lua, &e, ctx, &marks, &shims)?;
+    e.raw_set("h1", ctx.is_h1())?;
+    e.raw_set("json_null", values::json_null())?;
+    // Every synchronous Engine function goes through this one Lua function (`E.name(...)` is
+    // bound by bootstrap.lua to `dispatch('name', ...)`): each Rust closure handed to Lua costs
+    // a monomorphised copy of mlua's callback glue, and the module's size budget is tight.
+    let env = Rc::new(globals::Env { ctx: ctx.clone(), marks: marks.clone(), shims: shims.clone() });
+    let dispatch = lua.create_function(move |lua, mut args: MultiValue| {
+        let name = match args.pop_front() {
+            Some(Value::String(s)) => s.to_string_lossy(),
+            _ => String::new(),
+        };
+        globals::call(lua, &env, &name, &args)
+            .or_else(|| tools_api::call(lua, &env, &name, &args))
+            .unwrap_or_else(|| Err(mlua::Error::runtime(format!("no Engine function named {name:?}"))))
+    })?;
     suspend::install(&lua, &e, ctx)?;
-    tools_api::install(&lua, &e, ctx, &marks)?;
+    tools_api::install(&lua, &e, ctx)?;
 
-    let internals: Table =
-        lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;
+    let internals: Table = lua
+        .load(bootstrap_bytecode()?)
+        .set_mode(ChunkMode::Binary)
+        .set_name("=runvil bootstrap")
+        .call((g.clone(), e, dispatch))?;
     let fns: Table = internals.get("var_mt_fns")?;
     let proxy_shims =
         ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };

@@ -4,65 +4,104 @@
 //! the records and the events.
 
 use futures::future::join_all;
-use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataMethods, Value};
 use serde_json::{json, Value as Json};
 use std::rc::Rc;
 
+use super::globals::Env;
 use super::values::{self, fail, ok, Answer, Marks};
 use crate::engine::context::EntryCtx;
 use crate::engine::models;
 use crate::tools::catalog::TASK_BUILTINS;
 use crate::tools::{self, parse_tool_calls, Advertised, LocalTool, Record, Target, ToolCall, FIXED_LIST};
 
-/// A Tool object: frozen userdata, one per catalog tool per VM (cached in the registry).
-pub struct ToolObj(pub usize);
-/// A Pack object.
-pub struct PackObj(pub usize);
+/// The Engine's userdata values, one Rust type for all of them (each `UserData` impl costs its
+/// own copy of mlua's glue): frozen Tool and Pack objects (one per tool or Pack per VM, cached
+/// in the registry, so `==` and table keys work), the `messages` list and its records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Handle {
+    Tool(usize),
+    Pack(usize),
+    Messages,
+    Record(usize),
+}
 
-const TOOL_OBJECTS: &str = "runvil.tool_objects";
-const PACK_OBJECTS: &str = "runvil.pack_objects";
+impl UserData for Handle {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method(MetaMethod::Index, |lua, this, key: Value| handle_index(lua, *this, &key));
+        m.add_meta_method(MetaMethod::NewIndex, |_, this, (key, _): (Value, Value)| -> mlua::Result<()> {
+            Err(mlua::Error::runtime(match this {
+                Handle::Tool(_) => frozen_text("Tool", &key),
+                Handle::Pack(_) => frozen_text("Pack", &key),
+                Handle::Messages => "messages is read-only: add records with messages:user(text)".into(),
+                Handle::Record(_) => "message records are read-only".into(),
+            }))
+        });
+        m.add_meta_method(MetaMethod::Len, |lua, this, ()| match this {
+            Handle::Messages => Ok(entry(lua)?.messages.borrow().len()),
+            _ => Err(mlua::Error::runtime("attempt to get length of a userdata value")),
+        });
+    }
+}
 
-fn frozen(kind: &str, key: &Value) -> mlua::Error {
+fn frozen_text(kind: &str, key: &Value) -> String {
     let k = match key {
         Value::String(s) => s.to_string_lossy(),
         other => other.type_name().to_string(),
     };
-    mlua::Error::runtime(format!("{kind} objects are frozen: cannot assign field \"{k}\""))
+    format!("{kind} objects are frozen: cannot assign field \"{k}\"")
 }
 
-impl UserData for ToolObj {
-    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("id", |lua, this| lua.create_string(&entry(lua)?.run.catalog.tools[this.0].id));
-        f.add_field_method_get("description", |lua, this| {
-            lua.create_string(&entry(lua)?.run.catalog.tools[this.0].spec.description)
-        });
-        f.add_field_method_get("pack", |lua, this| {
-            let p = entry(lua)?.run.catalog.tools[this.0].pack;
-            pack_object(lua, p)
-        });
-    }
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_meta_function(MetaMethod::NewIndex, |_, (_, key, _): (AnyUserData, Value, Value)| -> mlua::Result<()> {
-            Err(frozen("Tool", &key))
-        });
+fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
+    let c = entry(lua)?;
+    let field = match key {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        _ => return Ok(Value::Nil),
+    };
+    let text = |s: &str| lua.create_string(s).map(Value::String);
+    match (this, field.as_str()) {
+        (Handle::Tool(i), "id") => text(&c.run.catalog.tools[i].id),
+        (Handle::Tool(i), "description") => text(&c.run.catalog.tools[i].spec.description),
+        (Handle::Tool(i), "pack") => pack_object(lua, c.run.catalog.tools[i].pack).map(Value::UserData),
+        (Handle::Pack(i), "name") => text(&c.run.catalog.packs[i].id),
+        (Handle::Pack(i), "tools") => {
+            let cat = &c.run.catalog;
+            let offered: Vec<usize> = cat.packs[i].tools.iter().copied().filter(|&t| cat.tools[t].wire.is_some()).collect();
+            objects(lua, &offered).map(Value::Table)
+        }
+        (Handle::Messages, "user" | "system" | "assistant") => {
+            let appenders: Table = lua.named_registry_value(APPENDERS)?;
+            appenders.raw_get(field.as_str())
+        }
+        (Handle::Messages, _) => match key {
+            Value::Integer(i) if *i >= 1 && (*i as usize) <= c.messages.borrow().len() => {
+                lua.create_userdata(Handle::Record(*i as usize - 1)).map(Value::UserData)
+            }
+            _ => Ok(Value::Nil),
+        },
+        (Handle::Record(i), f) => {
+            let msgs = c.messages.borrow();
+            let r = &msgs[i];
+            match f {
+                "role" => text(&r.role),
+                "content" => text(&r.content),
+                "tool_call_id" => r.tool_call_id.as_deref().map(text).unwrap_or(Ok(Value::Nil)),
+                "tool_calls" if !r.tool_calls.is_empty() => {
+                    let list: Vec<Json> = r.tool_calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
+                    let m = Marks { array_mt: lua.create_table()? };
+                    values::to_lua(lua, &Json::Array(list), &m)
+                }
+                _ => Ok(Value::Nil),
+            }
+        }
+        _ => Ok(Value::Nil),
     }
 }
 
-impl UserData for PackObj {
-    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("name", |lua, this| lua.create_string(&entry(lua)?.run.catalog.packs[this.0].id));
-        f.add_field_method_get("tools", |lua, this| {
-            let idx = entry(lua)?.run.catalog.packs[this.0].tools.clone();
-            let offered: Vec<usize> = idx.into_iter().filter(|&i| entry(lua).map(|c| c.run.catalog.tools[i].wire.is_some()).unwrap_or(false)).collect();
-            objects(lua, &offered)
-        });
-    }
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_meta_function(MetaMethod::NewIndex, |_, (_, key, _): (AnyUserData, Value, Value)| -> mlua::Result<()> {
-            Err(frozen("Pack", &key))
-        });
-    }
-}
+const TOOL_OBJECTS: &str = "runvil.tool_objects";
+const PACK_OBJECTS: &str = "runvil.pack_objects";
+const APPENDERS: &str = "runvil.message_appenders";
 
 /// The entry a VM serves (set as app data when the VM is built).
 fn entry(lua: &Lua) -> mlua::Result<Rc<EntryCtx>> {
@@ -74,7 +113,7 @@ fn tool_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
     if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
         return Ok(ud);
     }
-    let ud = lua.create_userdata(ToolObj(idx))?;
+    let ud = lua.create_userdata(Handle::Tool(idx))?;
     cache.raw_set(idx + 1, ud.clone())?;
     Ok(ud)
 }
@@ -84,7 +123,7 @@ fn pack_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
     if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
         return Ok(ud);
     }
-    let ud = lua.create_userdata(PackObj(idx))?;
+    let ud = lua.create_userdata(Handle::Pack(idx))?;
     cache.raw_set(idx + 1, ud.clone())?;
     Ok(ud)
 }
@@ -134,105 +173,144 @@ pub fn error_parts(v: &Value) -> Option<(String, String)> {
     }
 }
 
-pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>, marks: &Marks) -> mlua::Result<()> {
+/// Sets up a VM for tools: its entry as app data (Tool and Pack objects and `messages` read
+/// it), the object caches, and `E.messages`.
+pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
     lua.set_app_data(ctx.clone());
     lua.set_named_registry_value(TOOL_OBJECTS, lua.create_table()?)?;
     lua.set_named_registry_value(PACK_OBJECTS, lua.create_table()?)?;
-
-    e.raw_set("error_parts", lua.create_function(|lua, v: Value| match error_parts(&v) {
-        Some((k, m)) => (k, m).into_lua_multi(lua),
-        None => Ok(MultiValue::new()),
-    })?)?;
-
-    let c = ctx.clone();
-    e.raw_set("tools_get", lua.create_function(move |lua, v: Value| match &v {
-        Value::String(s) => match c.run.catalog.offered(&s.to_string_lossy()) {
-            Some(i) => ok(lua, tool_object(lua, i)?),
-            None => ok(lua, Value::Nil),
-        },
-        other => fail(lua, "lua", format!("tools.get takes a tool id, got {}", lua_type(other))),
-    })?)?;
-    let c = ctx.clone();
-    e.raw_set("tools_list", lua.create_function(move |lua, required: bool| {
-        let cat = &c.run.catalog;
-        let list: Vec<usize> = (0..cat.tools.len())
-            .filter(|&i| cat.tools[i].wire.is_some() && cat.packs[cat.tools[i].pack].declared == required)
-            .collect();
-        ok(lua, objects(lua, &list)?)
-    })?)?;
-    let c = ctx.clone();
-    e.raw_set("packs_list", lua.create_function(move |lua, required: bool| {
-        let t = lua.create_table()?;
-        for (i, p) in c.run.catalog.packs.iter().enumerate().filter(|(_, p)| p.declared == required) {
-            let _ = p;
-            t.raw_set(t.raw_len() + 1, pack_object(lua, i)?)?;
-        }
-        ok(lua, t)
-    })?)?;
-    let c = ctx.clone();
-    e.raw_set("packs_get", lua.create_function(move |lua, v: Value| match &v {
-        Value::String(s) => match c.run.catalog.pack(&s.to_string_lossy()) {
-            Some(i) => ok(lua, pack_object(lua, i)?),
-            None => ok(lua, Value::Nil),
-        },
-        other => fail(lua, "lua", format!("packs.get takes a Pack id, got {}", lua_type(other))),
-    })?)?;
-
-    let c = ctx.clone();
-    e.raw_set("tools_offer", lua.create_function(move |lua, args: MultiValue| tools_offer(lua, &c, args))?)?;
-    let c = ctx.clone();
-    e.raw_set("packs_offer", lua.create_function(move |lua, args: MultiValue| packs_offer(lua, &c, args))?)?;
-    let c = ctx.clone();
-    e.raw_set("tools_offer_local", lua.create_function(move |lua, args: MultiValue| offer_local(lua, &c, args))?)?;
-
-    let (c, m) = (ctx.clone(), marks.clone());
-    e.raw_set("tools_resolve", lua.create_function(move |lua, (tool, args): (Value, Value)| resolve(lua, &c, &m, tool, args))?)?;
-    let c = ctx.clone();
-    e.raw_set("local_begin", lua.create_function(move |_, alias: String| {
-        let mut s = c.scope.borrow_mut();
-        s.count(&c.run.catalog, &alias);
-        s.handler_depth += 1;
-        Ok(())
-    })?)?;
-    let c = ctx.clone();
-    e.raw_set(
-        "local_end",
-        lua.create_function(move |lua, (alias, call_id, turn, raised, value): (String, String, Option<u64>, bool, Value)| {
-            c.scope.borrow_mut().handler_depth -= 1;
-            let name = c.section_name().to_string();
-            let turn = turn.unwrap_or_else(|| c.scope.borrow().turn);
-            if raised {
-                if !c.run.stopped() {
-                    c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-                }
-                return ok(lua, ());
-            }
-            let text = match crate::engine::block::scalar_text(lua, &value) {
-                Ok(t) => t.unwrap_or_default(),
-                Err(e) => {
-                    c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-                    return fail(lua, "lua", e.message);
-                }
-            };
-            c.run.emit("tool_call_succeeded", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-            c.run.emit(
-                "tool_result",
-                Some(&name),
-                json!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
-            );
-            ok(lua, text)
-        })?,
-    )?;
-    let c = ctx.clone();
-    e.raw_set("calls_active", lua.create_function(move |_, ()| Ok(c.scope.borrow().calls.is_some()))?)?;
-    let c = ctx.clone();
-    e.raw_set("calls_get", lua.create_function(move |lua, key: Value| calls_get(lua, &c, &key))?)?;
-    let c = ctx.clone();
-    e.raw_set("in_handler", lua.create_function(move |_, ()| Ok(c.scope.borrow().handler_depth > 0))?)?;
-
-    install_messages(lua, e, ctx)?;
-    install_loop(lua, e, ctx)?;
+    e.raw_set("messages", lua.create_userdata(Handle::Messages)?)?;
+    // messages:user(text) and friends; one closure type, so one copy of mlua's glue.
+    let appenders = lua.create_table()?;
+    for role in ["user", "system", "assistant"] {
+        appenders.raw_set(
+            role,
+            lua.create_function(move |lua, (_, text): (Value, Value)| {
+                let text = match &text {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", lua_type(other)))),
+                };
+                entry(lua)?.messages.borrow_mut().push(Record::text(role, text));
+                Ok(())
+            })?,
+        )?;
+    }
+    lua.set_named_registry_value(APPENDERS, appenders)?;
     Ok(())
+}
+
+fn arg(args: &MultiValue, i: usize) -> Value {
+    args.get(i).cloned().unwrap_or(Value::Nil)
+}
+
+/// The Engine functions of this module by name (see `globals::call`).
+pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answer> {
+    let (c, m) = (&env.ctx, &env.marks);
+    Some(match name {
+        "error_parts" => match error_parts(&arg(args, 0)) {
+            Some((k, msg)) => (k, msg).into_lua_multi(lua),
+            None => Ok(MultiValue::new()),
+        },
+        "tools_get" => match arg(args, 0) {
+            Value::String(s) => match c.run.catalog.offered(&s.to_string_lossy()) {
+                Some(i) => tool_object(lua, i).and_then(|o| ok(lua, o)),
+                None => ok(lua, Value::Nil),
+            },
+            other => fail(lua, "lua", format!("tools.get takes a tool id, got {}", lua_type(&other))),
+        },
+        "tools_list" => {
+            let required = matches!(arg(args, 0), Value::Boolean(true));
+            let cat = &c.run.catalog;
+            let list: Vec<usize> = (0..cat.tools.len())
+                .filter(|&i| cat.tools[i].wire.is_some() && cat.packs[cat.tools[i].pack].declared == required)
+                .collect();
+            objects(lua, &list).and_then(|t| ok(lua, t))
+        }
+        "packs_list" => {
+            let required = matches!(arg(args, 0), Value::Boolean(true));
+            let list: Vec<usize> = (0..c.run.catalog.packs.len()).filter(|&i| c.run.catalog.packs[i].declared == required).collect();
+            (|| {
+                let t = lua.create_table()?;
+                for (n, i) in list.into_iter().enumerate() {
+                    t.raw_set(n + 1, pack_object(lua, i)?)?;
+                }
+                ok(lua, t)
+            })()
+        }
+        "packs_get" => match arg(args, 0) {
+            Value::String(s) => match c.run.catalog.pack(&s.to_string_lossy()) {
+                Some(i) => pack_object(lua, i).and_then(|o| ok(lua, o)),
+                None => ok(lua, Value::Nil),
+            },
+            other => fail(lua, "lua", format!("packs.get takes a Pack id, got {}", lua_type(&other))),
+        },
+        "tools_offer" => tools_offer(lua, c, args.clone()),
+        "packs_offer" => packs_offer(lua, c, args.clone()),
+        "tools_offer_local" => offer_local(lua, c, args.clone()),
+        "tools_resolve" => resolve(lua, c, m, arg(args, 0), arg(args, 1)),
+        "local_begin" => {
+            let alias = key_text(&arg(args, 0));
+            let mut s = c.scope.borrow_mut();
+            s.count(&c.run.catalog, &alias);
+            s.handler_depth += 1;
+            Ok(MultiValue::new())
+        }
+        "local_end" => local_end(lua, c, args),
+        "calls_active" => c.scope.borrow().calls.is_some().into_lua_multi(lua),
+        "calls_get" => calls_get(lua, c, &arg(args, 0)),
+        "loop_start" => loop_start(lua, c),
+        "loop_call" => loop_call(lua, c, m, args),
+        "loop_set" => {
+            let i = arg(args, 0).as_integer().unwrap_or(0) as usize;
+            let text = key_text(&arg(args, 1));
+            if let Some(slot) = c.round.borrow_mut().results.get_mut(i.wrapping_sub(1)) {
+                *slot = Some(text);
+            }
+            ok(lua, ())
+        }
+        "loop_finish" => loop_finish(lua, c),
+        "loop_abort" => {
+            *c.round.borrow_mut() = Round::default();
+            Ok(MultiValue::new())
+        }
+        _ => return None,
+    })
+}
+
+fn key_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// A local handler finished: its scalar return becomes the call's text (with the success and
+/// result events), or, when it raised, the call is reported as failed.
+fn local_end(lua: &Lua, c: &EntryCtx, args: &MultiValue) -> Answer {
+    let alias = key_text(&arg(args, 0));
+    let call_id = key_text(&arg(args, 1));
+    let turn = arg(args, 2).as_integer().map(|t| t as u64).unwrap_or_else(|| c.scope.borrow().turn);
+    let raised = matches!(arg(args, 3), Value::Boolean(true));
+    c.scope.borrow_mut().handler_depth -= 1;
+    let name = c.section_name().to_string();
+    let failed = || c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    if raised {
+        if !c.run.stopped() {
+            failed();
+        }
+        return ok(lua, ());
+    }
+    let text = match crate::engine::block::scalar_text(lua, &arg(args, 4)) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(e) => {
+            failed();
+            return fail(lua, "lua", e.message);
+        }
+    };
+    c.run.emit("tool_call_succeeded", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    c.run.emit("tool_result", Some(&name), json!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }));
+    ok(lua, text)
 }
 
 use mlua::IntoLuaMulti;
@@ -263,9 +341,9 @@ fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
             let id = s.to_string_lossy();
             ctx.run.catalog.offered(&id).ok_or_else(|| format!("{call}: {id:?} is not a catalog tool in this run"))
         }
-        Value::UserData(ud) => match ud.borrow::<ToolObj>() {
-            Ok(t) => Ok(t.0),
-            Err(_) => Err(format!("{call} takes tool ids, tool objects, or arrays of them, got userdata")),
+        Value::UserData(ud) => match ud.borrow::<Handle>().map(|h| *h) {
+            Ok(Handle::Tool(t)) => Ok(t),
+            _ => Err(format!("{call} takes tool ids, tool objects, or arrays of them, got userdata")),
         },
         other => Err(format!("{call} takes tool ids, tool objects, or arrays of them, got {}", lua_type(other))),
     }
@@ -329,9 +407,9 @@ fn packs_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
                     }
                 }
             }
-            Value::UserData(ud) => match ud.borrow::<PackObj>() {
-                Ok(p) => p.0,
-                Err(_) => return fail(lua, "lua", "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
+            Value::UserData(ud) => match ud.borrow::<Handle>().map(|h| *h) {
+                Ok(Handle::Pack(p)) => p,
+                _ => return fail(lua, "lua", "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
             },
             other => return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {}", lua_type(other))),
         };
@@ -415,9 +493,9 @@ fn offer_local(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
 fn resolve(lua: &Lua, ctx: &EntryCtx, marks: &Marks, tool: Value, args: Value) -> Answer {
     let name = match &tool {
         Value::String(s) => s.to_string_lossy(),
-        Value::UserData(ud) => match ud.borrow::<ToolObj>() {
-            Ok(t) => ctx.run.catalog.tools[t.0].id.clone(),
-            Err(_) => return fail(lua, "lua", "tools.call takes a tool id, a local alias, or a tool object, got userdata"),
+        Value::UserData(ud) => match ud.borrow::<Handle>().map(|h| *h) {
+            Ok(Handle::Tool(t)) => ctx.run.catalog.tools[t].id.clone(),
+            _ => return fail(lua, "lua", "tools.call takes a tool id, a local alias, or a tool object, got userdata"),
         },
         other => return fail(lua, "lua", format!("tools.call takes a tool id, a local alias, or a tool object, got {}", lua_type(other))),
     };
@@ -510,70 +588,6 @@ fn calls_get(lua: &Lua, ctx: &EntryCtx, key: &Value) -> Answer {
     fail(lua, "lua", format!("tools.calls: {k:?} has no seeded count; seeded names: {seeded:?}{hint}"))
 }
 
-/// The section's conversation: `messages:user(text)`, `#messages`, `messages[i]`.
-struct Messages;
-struct RecordRef(usize);
-
-impl UserData for Messages {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        for role in ["user", "system", "assistant"] {
-            m.add_method(role, move |lua, _, text: Value| {
-                let c = entry(lua)?;
-                let text = match &text {
-                    Value::String(s) => s.to_string_lossy(),
-                    other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", lua_type(other)))),
-                };
-                c.messages.borrow_mut().push(Record::text(role, text));
-                Ok(())
-            });
-        }
-        m.add_meta_method(MetaMethod::Len, |lua, _, ()| Ok(entry(lua)?.messages.borrow().len()));
-        m.add_meta_method(MetaMethod::Index, |lua, _, key: Value| {
-            let c = entry(lua)?;
-            let i = match key {
-                Value::Integer(i) => i,
-                Value::Number(n) if n.fract() == 0.0 => n as i64,
-                _ => return Ok(Value::Nil),
-            };
-            if i >= 1 && (i as usize) <= c.messages.borrow().len() {
-                Ok(Value::UserData(lua.create_userdata(RecordRef(i as usize - 1))?))
-            } else {
-                Ok(Value::Nil)
-            }
-        });
-        m.add_meta_function(MetaMethod::NewIndex, |_, (_, _k, _v): (AnyUserData, Value, Value)| -> mlua::Result<()> {
-            Err(mlua::Error::runtime("messages is read-only: add records with messages:user(text)"))
-        });
-    }
-}
-
-impl UserData for RecordRef {
-    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("role", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].role.clone()));
-        f.add_field_method_get("content", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].content.clone()));
-        f.add_field_method_get("tool_call_id", |lua, this| Ok(entry(lua)?.messages.borrow()[this.0].tool_call_id.clone()));
-        f.add_field_method_get("tool_calls", |lua, this| {
-            let calls = entry(lua)?.messages.borrow()[this.0].tool_calls.clone();
-            if calls.is_empty() {
-                return Ok(Value::Nil);
-            }
-            let m = Marks { array_mt: lua.create_table()? };
-            let list: Vec<Json> = calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
-            values::to_lua(lua, &Json::Array(list), &m)
-        });
-    }
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_meta_function(MetaMethod::NewIndex, |_, (_, _k, _v): (AnyUserData, Value, Value)| -> mlua::Result<()> {
-            Err(mlua::Error::runtime("message records are read-only"))
-        });
-    }
-}
-
-fn install_messages(lua: &Lua, e: &Table, _ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
-    e.raw_set("messages", lua.create_userdata(Messages)?)?;
-    Ok(())
-}
-
 /// The round in progress: the calls of the latest reply and their results so far.
 #[derive(Default)]
 pub struct Round {
@@ -585,79 +599,59 @@ pub struct Round {
     pub rounds: u64,
 }
 
-fn install_loop(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
-    // Checks and the render before the first round of a models.loop call.
-    let c = ctx.clone();
-    e.raw_set("loop_start", lua.create_function(move |lua, ()| {
-        if c.scope.borrow().handler_depth > 0 {
-            return fail(lua, "lua", "models.loop cannot run inside a local tool handler; return a value from the handler instead");
-        }
-        if c.messages.borrow().is_empty() {
-            return fail(lua, "lua", "models.loop needs a message to answer: add one with messages:user(text) first");
-        }
-        let role = match models::resolve_role(&c) {
-            Ok(r) => r,
-            Err(m) => return fail(lua, "model", m),
-        };
-        if !c.run.host.has_model(&role, &models::spec_of(&c, &role)) {
-            return fail(lua, "model", format!("no model is bound to the role {role}"));
-        }
-        let first = c.scope.borrow().rendered.is_none();
+/// Checks and the render before the first round of a `models.loop` call.
+fn loop_start(lua: &Lua, c: &EntryCtx) -> Answer {
+    if c.scope.borrow().handler_depth > 0 {
+        return fail(lua, "lua", "models.loop cannot run inside a local tool handler; return a value from the handler instead");
+    }
+    if c.messages.borrow().is_empty() {
+        return fail(lua, "lua", "models.loop needs a message to answer: add one with messages:user(text) first");
+    }
+    let role = match models::resolve_role(c) {
+        Ok(r) => r,
+        Err(m) => return fail(lua, "model", m),
+    };
+    if !c.run.host.has_model(&role, &models::spec_of(c, &role)) {
+        return fail(lua, "model", format!("no model is bound to the role {role}"));
+    }
+    if c.scope.borrow().rendered.is_none() {
         let name = c.section_name().to_string();
-        if first {
-            c.run.emit("tool_scope_validation_started", Some(&name), json!({}));
-            c.scope.borrow_mut().render(&c.run.catalog);
-            let count = c.scope.borrow().rendered.as_ref().map(Vec::len).unwrap_or(0);
-            c.run.emit("tool_scope_validation_succeeded", Some(&name), json!({ "tools": count }));
-        }
-        *c.round.borrow_mut() = Round::default();
-        ok(lua, ())
-    })?)?;
+        c.run.emit("tool_scope_validation_started", Some(&name), json!({}));
+        let count = c.scope.borrow_mut().render(&c.run.catalog).len();
+        c.run.emit("tool_scope_validation_succeeded", Some(&name), json!({ "tools": count }));
+    }
+    *c.round.borrow_mut() = Round::default();
+    ok(lua, ())
+}
 
-    // What bootstrap.lua needs to run call i: a local tool's alias and arguments, or "catalog".
-    let (c, lua_marks) = (ctx.clone(), ());
-    let _ = lua_marks;
-    e.raw_set("loop_call", lua.create_function(move |lua, i: usize| {
-        let r = c.round.borrow();
-        let Some((call, target)) = r.calls.get(i - 1) else { return ok(lua, Value::Nil) };
-        match target {
-            Target::Local(alias) => {
-                let m = Marks { array_mt: lua.create_table()? };
-                ok(lua, ("local", alias.as_str(), values::to_lua(lua, &call.arguments, &m)?, call.id.as_str(), c.scope.borrow().turn))
-            }
-            Target::Catalog(_) => ok(lua, "catalog"),
+/// What bootstrap.lua needs to run call i: a local tool's alias and arguments, or "catalog".
+fn loop_call(lua: &Lua, c: &EntryCtx, m: &Marks, args: &MultiValue) -> Answer {
+    let i = arg(args, 0).as_integer().unwrap_or(0) as usize;
+    let r = c.round.borrow();
+    let Some((call, target)) = r.calls.get(i.wrapping_sub(1)) else { return ok(lua, Value::Nil) };
+    match target {
+        Target::Local(alias) => {
+            let turn = c.scope.borrow().turn;
+            ok(lua, ("local", alias.as_str(), values::to_lua(lua, &call.arguments, m)?, call.id.as_str(), turn))
         }
-    })?)?;
-    let c = ctx.clone();
-    e.raw_set("loop_set", lua.create_function(move |lua, (i, text): (usize, String)| {
-        if let Some(slot) = c.round.borrow_mut().results.get_mut(i - 1) {
-            *slot = Some(text);
-        }
-        ok(lua, ())
-    })?)?;
-    // Appends the round's records: one assistant record with every call, one tool record each.
-    let c = ctx.clone();
-    e.raw_set("loop_finish", lua.create_function(move |lua, ()| {
-        let r = std::mem::take(&mut *c.round.borrow_mut());
-        let content = r.reply.as_ref().and_then(|j| j.get("content")).and_then(Json::as_str).unwrap_or("").to_string();
+        Target::Catalog(_) => ok(lua, "catalog"),
+    }
+}
+
+/// Appends the round's records: one assistant record with every call, one tool record each.
+fn loop_finish(lua: &Lua, c: &EntryCtx) -> Answer {
+    let r = std::mem::take(&mut *c.round.borrow_mut());
+    let content = r.reply.as_ref().and_then(|j| j.get("content")).and_then(Json::as_str).unwrap_or("").to_string();
+    {
         let mut msgs = c.messages.borrow_mut();
         msgs.push(Record { role: "assistant".into(), content, tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(), tool_call_id: None });
         for ((call, _), text) in r.calls.iter().zip(r.results) {
             msgs.push(Record { role: "tool".into(), content: text.unwrap_or_default(), tool_calls: Vec::new(), tool_call_id: Some(call.id.clone()) });
         }
-        drop(msgs);
-        *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
-        ok(lua, ())
-    })?)?;
-    // A local handler raised: the round appends nothing.
-    let c = ctx.clone();
-    e.raw_set("loop_abort", lua.create_function(move |_, ()| {
-        *c.round.borrow_mut() = Round::default();
-        Ok(())
-    })?)?;
-    Ok(())
+    }
+    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
+    ok(lua, ())
 }
-
 
 /// One model round of `models.loop`: `true, text` for a final reply, `false, n` for n tool calls
 /// for bootstrap.lua to run.

@@ -49,7 +49,10 @@ impl JsHost {
             yield_now: get(options, "yieldNow").dyn_into().ok(),
             models: get(options, "models"),
             bound: RefCell::new(HashMap::new()),
-            packs: js_sys::Array::from(&get(options, "packs")).iter().collect(),
+            packs: {
+                let packs = get(options, "packs");
+                if js_sys::Array::is_array(&packs) { js_sys::Array::from(&packs).iter().collect() } else { Vec::new() }
+            },
         }
     }
 
@@ -67,6 +70,15 @@ impl JsHost {
     }
 }
 
+/// The elements of a JS array; nothing for any other value (`Array::from` would throw).
+fn array(v: &JsValue) -> Vec<JsValue> {
+    if js_sys::Array::is_array(v) {
+        js_sys::Array::from(v).iter().collect()
+    } else {
+        Vec::new()
+    }
+}
+
 /// A Pack object from JS as the engine's PackSpec (js-api.md, Packs).
 fn pack_spec(p: &JsValue) -> PackSpec {
     let text = |v: &JsValue, k: &str| get(v, k).as_string().unwrap_or_default();
@@ -80,8 +92,8 @@ fn pack_spec(p: &JsValue) -> PackSpec {
             None
         }
     };
-    let tools = js_sys::Array::from(&get(p, "tools"))
-        .iter()
+    let tools = array(&get(p, "tools"))
+        .into_iter()
         .map(|t| ToolSpec {
             name: text(&t, "name"),
             description: text(&t, "description"),
@@ -144,7 +156,7 @@ impl Host for JsHost {
 
     fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
         let found = self.packs.get(pack).and_then(|p| {
-            js_sys::Array::from(&get(p, "tools")).iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool))
+            array(&get(p, "tools")).into_iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool))
         });
         let Some(t) = found else {
             let tool = tool.to_string();

@@ -48,13 +48,17 @@ impl Backend for JsBackend {
         Box::pin(async move {
             let v = settle(p).await?;
             let mut opened = Opened { read_only: get(&v, "readOnly").as_bool().unwrap_or(false), ..Default::default() };
-            for f in Array::from(&get(&v, "files")).iter() {
+            let files = get(&v, "files");
+            if !Array::is_array(&files) {
+                return Err("open() must answer { files: [...] }".into());
+            }
+            for f in Array::from(&files).iter() {
                 let path = get(&f, "path").as_string().ok_or("open(): a file without a string path")?;
                 let data = get(&f, "data");
                 opened.files.push((path, if data.is_undefined() { None } else { Some(bytes(&data).ok_or("open(): file data must be a string or Uint8Array")?) }));
             }
             let dirs = get(&v, "dirs");
-            if !dirs.is_undefined() {
+            if Array::is_array(&dirs) {
                 opened.dirs = Array::from(&dirs).iter().filter_map(|d| d.as_string()).collect();
             }
             Ok(opened)
