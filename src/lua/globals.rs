@@ -151,7 +151,7 @@ fn key_text(key: &Value) -> String {
     match key {
         Value::String(s) => s.to_string_lossy(),
         Value::Integer(i) => i.to_string(),
-        Value::Number(n) => n.to_string(),
+        Value::Number(_) => "number".to_string(),
         other => other.type_name().to_string(),
     }
 }

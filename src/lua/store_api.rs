@@ -26,7 +26,7 @@ fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> 
     match v {
         Value::String(s) => Ok(s.as_bytes().to_vec()),
         Value::Integer(i) if ctx.loading_shared() => Ok(i.to_string().into_bytes()),
-        Value::Number(n) if ctx.loading_shared() => Ok(format_float(*n).into_bytes()),
+        Value::Number(_) if ctx.loading_shared() => Ok(lua_text(ctx, v).into_bytes()),
         other if ctx.loading_shared() => {
             Err(format!("error converting Lua {} to String (expected string or number)", other.type_name()))
         }
@@ -34,11 +34,13 @@ fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> 
     }
 }
 
-fn format_float(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{n:.1}")
-    } else {
-        format!("{n}")
+/// A number as Lua's own `tostring` writes it (the shared library's coercion).
+fn lua_text(ctx: &EntryCtx, v: &Value) -> String {
+    let _ = ctx;
+    match v {
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => format!("{}.0", *n as i64),
+        Value::Number(n) => serde_json::Number::from_f64(*n).map(|j| j.to_string()).unwrap_or_else(|| "nan".into()),
+        _ => String::new(),
     }
 }
 

@@ -67,6 +67,17 @@ pub fn split(source: &str) -> Result<Option<(&str, usize)>, RunError> {
     ))
 }
 
+/// A YAML value as a message shows it (without pulling in the YAML emitter).
+fn show(v: &Yaml) -> String {
+    match v {
+        Yaml::Null => "null".into(),
+        Yaml::Bool(b) => b.to_string(),
+        Yaml::Number(n) => n.as_i64().map(|i| i.to_string()).unwrap_or_else(|| "a number".into()),
+        Yaml::String(s) => s.clone(),
+        other => type_name(other).into(),
+    }
+}
+
 fn type_name(v: &Yaml) -> &'static str {
     match v {
         Yaml::Null => "null",
@@ -151,7 +162,7 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
             "runvil" | "promptforge" => {
                 let ok = matches!(&v, Yaml::Number(n) if n.as_u64() == Some(0));
                 if !ok {
-                    let shown = serde_yaml::to_string(&v).unwrap_or_default();
+                    let shown = show(&v);
                     return Err(err(
                         format!(
                             "invalid frontmatter: unsupported language version `{key}: {}` (line {}, column {}); this engine runs version 0",
@@ -247,7 +258,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
             return Err(err(
                 format!(
                     "invalid frontmatter: invalid role label `{}` under models: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
-                    serde_yaml::to_string(k).unwrap_or_default().trim(),
+                    show(k),
                     pos.0,
                     pos.1
                 ),
@@ -286,7 +297,7 @@ fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_js
             return Err(err(
                 format!(
                     "invalid frontmatter: invalid argument name `{}` under args: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
-                    serde_yaml::to_string(k).unwrap_or_default().trim(),
+                    show(k),
                     pos.0,
                     pos.1
                 ),

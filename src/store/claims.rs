@@ -4,18 +4,18 @@
 //! before the other. With one chain (the main walk, H1 included) nothing can conflict; tasks will
 //! add chains and the order between them (fork at spawn, join at delivery).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::path::Pattern;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Region {
     Path(String),
     /// A glob's pattern (as written), which touches every path it matches.
     Pattern(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Claim {
     pub write: bool,
     pub region: Region,
@@ -31,7 +31,7 @@ pub struct Conflict {
 
 #[derive(Debug, Default)]
 pub struct Claims {
-    seen: HashSet<Claim>,
+    seen: BTreeSet<Claim>,
     /// Claims per chain: a new claim is compared with other chains' claims only, so a run with
     /// one chain pays nothing per call.
     by_chain: BTreeMap<String, Vec<Claim>>,

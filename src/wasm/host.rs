@@ -5,11 +5,10 @@ use futures::future::LocalBoxFuture;
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value as Json;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{get, to_js};
+use super::{from_js, get, to_js};
 use crate::host::{Host, PackSpec, ToolSpec, Unavailable};
 
 pub struct JsHost {
@@ -20,7 +19,7 @@ pub struct JsHost {
     yield_now: Option<Function>,
     models: JsValue,
     /// Model functions already looked up, per role (the function form is asked once).
-    bound: RefCell<HashMap<String, Option<Function>>>,
+    bound: RefCell<Vec<(String, Option<Function>)>>,
     /// The host's Pack objects, as passed in `packs`.
     packs: Vec<JsValue>,
 }
@@ -48,7 +47,7 @@ impl JsHost {
             aborted,
             yield_now: get(options, "yieldNow").dyn_into().ok(),
             models: get(options, "models"),
-            bound: RefCell::new(HashMap::new()),
+            bound: RefCell::new(Vec::new()),
             packs: {
                 let packs = get(options, "packs");
                 if js_sys::Array::is_array(&packs) { js_sys::Array::from(&packs).iter().collect() } else { Vec::new() }
@@ -57,7 +56,7 @@ impl JsHost {
     }
 
     fn model_fn(&self, role: &str, spec: &Json) -> Option<Function> {
-        if let Some(found) = self.bound.borrow().get(role) {
+        if let Some((_, found)) = self.bound.borrow().iter().find(|(r, _)| r == role) {
             return found.clone();
         }
         let found = if let Some(f) = self.models.dyn_ref::<Function>() {
@@ -65,7 +64,7 @@ impl JsHost {
         } else {
             get(&self.models, role).dyn_into::<Function>().ok()
         };
-        self.bound.borrow_mut().insert(role.to_string(), found.clone());
+        self.bound.borrow_mut().push((role.to_string(), found.clone()));
         found
     }
 }
@@ -97,7 +96,7 @@ fn pack_spec(p: &JsValue) -> PackSpec {
         .map(|t| ToolSpec {
             name: text(&t, "name"),
             description: text(&t, "description"),
-            parameters: serde_wasm_bindgen::from_value(get(&t, "parameters")).unwrap_or(Json::Null),
+            parameters: from_js(&get(&t, "parameters")).unwrap_or(Json::Null),
             trusted: get(&t, "trust").as_string().as_deref() == Some("trusted"),
             structured: get(&t, "output").as_string().as_deref() == Some("structured"),
         })
@@ -201,8 +200,8 @@ impl Host for JsHost {
                 Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
                 Err(e) => return Err(error_text(&e)),
             };
-            serde_wasm_bindgen::from_value::<Json>(value)
-                .map_err(|_| "the model's reply is not a JSON object".to_string())
+            from_js(&value)
+                .ok_or_else(|| "the model's reply is not a JSON object".to_string())
                 .and_then(|j| if j.is_object() { Ok(j) } else { Err("the model's reply is not an object".into()) })
         })
     }

@@ -7,7 +7,6 @@ mod store;
 mod wasi_shim;
 
 use js_sys::{Promise, Reflect};
-use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -94,9 +93,19 @@ pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// JSON data as plain JS values (objects, not Maps; integers as numbers).
+/// JSON data as plain JS values, through JSON text: the engine's JSON is small, and a text round
+/// trip keeps serde's generic serializers out of the module.
 pub(crate) fn to_js(value: &Json) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// A JS value as JSON data; `None` when it has no JSON form (functions, cycles, BigInt).
+pub(crate) fn from_js(value: &JsValue) -> Option<Json> {
+    if value.is_undefined() {
+        return None;
+    }
+    let text = js_sys::JSON::stringify(value).ok()?.as_string()?;
+    serde_json::from_str(&text).ok()
 }
 
 fn limits(v: &JsValue) -> LimitOverrides {
