@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=wasm-support");
+    minify_bootstrap();
     if env::var("TARGET").as_deref() != Ok("wasm32-unknown-unknown") {
         return;
     }
@@ -30,4 +31,19 @@ fn main() {
     println!("cargo:rerun-if-env-changed=WASI_LIBDIR");
     println!("cargo:rustc-link-search=native={wasi_lib}");
     println!("cargo:rustc-link-lib=static:-bundle=c");
+}
+
+/// bootstrap.lua without its comments and indentation, for `include_str!`: the source is kept
+/// readable in the repository, and the module (450 KB gzip budget) carries only the code. The
+/// file has no long strings, so dropping `--` lines and leading spaces cannot change its meaning.
+fn minify_bootstrap() {
+    println!("cargo:rerun-if-changed=src/lua/bootstrap.lua");
+    let source = std::fs::read_to_string("src/lua/bootstrap.lua").expect("src/lua/bootstrap.lua");
+    let code: Vec<&str> = source
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.is_empty() && !l.starts_with("--"))
+        .collect();
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("bootstrap.min.lua");
+    std::fs::write(out, code.join("\n")).expect("write bootstrap.min.lua");
 }

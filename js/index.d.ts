@@ -209,3 +209,23 @@ export function memoryStore(
   files?: Record<string, string | Uint8Array | ArrayBuffer>,
   options?: { readOnly?: boolean },
 ): MemoryStore;
+
+// ---- reference Packs ------------------------------------------------------------------------
+
+/** The runvil/user-input prelude (defines `input.ask()`), as the language reference gives it. */
+export const USER_INPUT_PRELUDE: string;
+
+/** runvil/user-input: `user-input/ask` answers with the operator's next message (trusted). */
+export function userInputPack(options?: { ask?: (ctx: ToolContext) => string | Promise<string> }): Pack;
+
+/**
+ * runvil/web: `web/fetch` (a page's text, untrusted) and `web/search` (results from `search`,
+ * untrusted). Without `search` the Pack needs `runvil/search-provider`.
+ */
+export function webPack(options?: {
+  fetch?: typeof globalThis.fetch;
+  search?: (query: string, ctx: ToolContext) => Promise<Array<{ title: string; url: string; description?: string }>>;
+}): Pack;
+
+/** The text of an HTML page: scripts, styles and tags removed, entities decoded. */
+export function htmlToText(html: string): string;

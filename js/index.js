@@ -5,6 +5,7 @@ import { makeEngine } from './engine.js';
 
 export { memoryStore } from './store.js';
 export { scriptedModel } from './models.js';
+export { webPack, userInputPack, htmlToText, USER_INPUT_PRELUDE } from './packs.js';
 export { version } from './version.js';
 
 const DEFAULT_WASM = new URL('./runvil_bg.wasm', import.meta.url);

@@ -4,6 +4,19 @@
 //! The engine (`parse`, `prompt`, `subst`, `engine`, `lua`) is plain Rust and builds and tests
 //! natively; `wasm` is the only module that knows about JavaScript.
 
+/// A JSON object from `"key": value` pairs whose values convert with `Json::from`: unlike
+/// `serde_json::json!`, it never goes through serde's serializer, whose per-type copies cost
+/// module size (450 KB gzip budget). Values are cloned, like `json!` takes references.
+#[macro_export]
+macro_rules! obj {
+    ({ $($k:literal : $v:expr),* $(,)? }) => {{
+        #[allow(unused_mut)]
+        let mut m = serde_json::Map::new();
+        $( m.insert($k.to_string(), serde_json::Value::from(($v).clone())); )*
+        serde_json::Value::Object(m)
+    }};
+}
+
 pub mod engine;
 pub mod error;
 pub mod host;

@@ -187,3 +187,42 @@ fn decide_in_h1() {
     let src = "---\nname: decide\ndescription: d\nrunvil: 0\nmodels:\n  writer: {}\n---\n\n# Decide\n\n```lua\nmodels.default('writer')\ntools.offer_local('decide', 'Record the verdict', { choice = 'string' }, function(args)\n  var.verdict = args.choice\n  return 'recorded'\nend)\nmessages:user('Choose use_mcp or use_web and record your choice with the decide tool.')\nmodels.loop()\n```\n\n## Result\n\n```lua\nreturn var.verdict\n```\n";
     assert_eq!(ok(&h, src), "use_mcp");
 }
+
+const USER_INPUT_PRELUDE: &str = "local pack = ...\ninput = {}\nfunction input.ask(...)\n  if select('#', ...) > 0 then\n    error(\"input.ask takes no arguments\", 2)\n  end\n  return tools.call(pack .. \"/ask\")\nend\n";
+
+fn with_prelude(prelude: &str) -> Rc<TestHost> {
+    let h = host();
+    h.packs.borrow_mut()[1].prelude = Some(prelude.into());
+    h
+}
+
+#[test]
+fn preludes_install_sealed_helpers() {
+    let h = with_prelude(USER_INPUT_PRELUDE);
+    assert_eq!(ok(&h, &section("uses:\n  - user-input\n", "return input.ask()")), "hi");
+    let lua = "local sealed = not pcall(function() input.ask = nil end)\nlocal ok, err = pcall(function() input.extra = 1 end)\nlocal n = 0\nfor _ in pairs(input) do n = n + 1 end\nreturn input.ask() .. '|' .. tostring(sealed) .. '|' .. tostring(err) .. '|' .. getmetatable(input) .. '|' .. n";
+    assert_eq!(
+        ok(&h, &section("uses:\n  - user-input\n", lua)),
+        "hi|true|input is read-only: Pack `user-input` defines it; cannot set 'extra'|input is sealed|0"
+    );
+    assert_eq!(ok(&h, &section("", "return type(input)")), "nil");
+}
+
+#[test]
+fn prelude_rules() {
+    let h = with_prelude("function peek() return type(ui) .. ',' .. type(argv) .. ',' .. type(sys) .. ',' .. type(models) end\nfunction mode() return var.mode end\nfunction set() var.mode = 'slow' end");
+    let lua = "var.mode = 'fast'\nlocal ok, e = pcall(set)\nreturn peek() .. '|' .. mode() .. '|' .. tostring(e) .. '|' .. var.mode";
+    assert_eq!(
+        ok(&h, &section("uses: [user-input]\n", lua)),
+        "nil,nil,nil,nil|fast|var is read-only inside a Pack prelude; cannot set 'mode'|fast"
+    );
+    let h = with_prelude("tools = 1");
+    let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
+    assert_eq!((e.kind, e.message.as_str()), (RunErrorKind::Lua, "Pack `user-input`: its prelude defines the global `tools`, which is reserved as an Engine global"));
+    let h = with_prelude("local x = tools.call('user-input/ask')");
+    let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
+    assert!(e.message.starts_with("Pack `user-input`: its prelude failed to load: ") && e.message.ends_with("A prelude only defines functions; it must not call tools while loading."), "{}", e.message);
+    let h = with_prelude("x = require('x')");
+    let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
+    assert!(e.message.contains("attempt to call a nil value (global 'require')"), "{}", e.message);
+}

@@ -17,6 +17,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/bindings.js", esModule = embed "../../pkg/bindings.js"),
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
     (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
+    (name = "pkg/packs.js", esModule = embed "../../pkg/packs.js"),
     (name = "pkg/version.js", esModule = embed "../../pkg/version.js"),
     (name = "pkg/runvil_bg.wasm", wasm = embed "../../pkg/runvil_bg.wasm"),
   ],

@@ -6,7 +6,7 @@
 
 use futures::future::poll_fn;
 use mlua::{AnyUserData, Lua, MultiValue, Value};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
@@ -42,12 +42,13 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         slice_yield: Cell::new(false),
         role: RefCell::new(None),
         loading_shared: Cell::new(false),
+        loading_prelude: Cell::new(false),
         scope: RefCell::new(Default::default()),
         messages: RefCell::new(Vec::new()),
         round: RefCell::new(Default::default()),
     });
     let name = ctx.section_name().to_string();
-    run.emit("section_started", Some(&name), json!({ "id": id, "heading": ctx.heading() }));
+    run.emit("section_started", Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
     let body = match section {
         Some(i) => &run.prompt.sections[i].body,
         None => &run.prompt.h1,
@@ -58,7 +59,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         Ok(EntryEnd::FellThrough) => "fell_through",
         Err(_) => "failed",
     };
-    run.emit("section_finished", Some(&name), json!({ "id": id, "outcome": outcome }));
+    run.emit("section_finished", Some(&name), crate::obj!({ "id": id, "outcome": outcome }));
     result
 }
 
@@ -68,6 +69,10 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
         return Ok(EntryEnd::FellThrough);
     }
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
+    // Preludes install after the Engine globals and before the shared library and any block.
+    if vm.has_preludes.call::<bool>(()).unwrap_or(false) {
+        run_function(ctx, &vm, vm.install_preludes.clone()).await?;
+    }
     if let Some(shared) = &ctx.run.prompt.shared {
         // The shared library's top-level return is discarded: the replay is a library load.
         *ctx.prose.borrow_mut() = ProseSlot::default();
@@ -123,6 +128,12 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
             mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
             other => lua::setup_error(ctx, other),
         })?;
+    run_function(ctx, vm, f).await
+}
+
+/// Runs a Lua function on a fresh coroutine under the Engine's raw pcall, with the budget reset
+/// and the store flushed afterwards; an uncaught error becomes the run error.
+async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<MultiValue, RunError> {
     ctx.instructions.set(0);
     let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
     let fut = thread.into_async::<MultiValue>(f).map_err(|e| lua::setup_error(ctx, e))?;

@@ -3,7 +3,7 @@
 //! ([`EntryCtx`]: the fresh VM's view of where it runs). Calls and tasks (later) add chains;
 //! they reuse these types rather than growing parallel ones.
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -107,9 +107,9 @@ impl RunShared {
 
     pub fn emit(&self, event: &str, section: Option<&str>, mut fields: Json) {
         if let Json::Object(map) = &mut fields {
-            map.insert("event".into(), json!(event));
-            map.insert("type".into(), json!(event));
-            map.insert("section".into(), json!(section));
+            map.insert("event".into(), Json::from(event));
+            map.insert("type".into(), Json::from(event));
+            map.insert("section".into(), Json::from(section));
         }
         self.host.emit(fields);
     }
@@ -148,6 +148,8 @@ pub struct EntryCtx {
     pub role: RefCell<Option<String>>,
     /// True while the shared library replays (store calls convert arguments like Lua does).
     pub loading_shared: Cell<bool>,
+    /// True while Pack preludes install: tool and model calls are refused.
+    pub loading_prelude: Cell<bool>,
     /// The entry's tool scope, local tools, rendered list and call counts.
     pub scope: RefCell<Scope>,
     /// The entry's conversation (`messages`).

@@ -48,7 +48,7 @@ pub async fn run(source: &str, options: RunOptions, host: Rc<dyn Host>) -> Resul
     }));
     let result = prepare_and_run(source, options, host.clone(), execution).await;
     let finished = match &result {
-        Ok(r) => json!({ "ok": true, "result": r }),
+        Ok(r) => crate::obj!({ "ok": true, "result": r }),
         Err(e) => json!({ "ok": false, "error": { "kind": e.kind.as_str(), "message": e.message } }),
     };
     let mut event = json!({ "event": "run_finished", "type": "run_finished", "section": null });
@@ -75,7 +75,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     // Without `args:` the implicit declaration wraps the string; with one, argv is its JSON
     // parse, nil when it does not parse or is null (`001`, "When argv is nil").
     let argv = match &prompt.front.args {
-        None => Some(json!({ "prose": options.args })),
+        None => Some(crate::obj!({ "prose": options.args })),
         Some(_) => serde_json::from_str::<Json>(&options.args).ok().filter(|j| !j.is_null()),
     };
     // The store opens before anything runs: a failing backend fails the run, never a silent
@@ -116,7 +116,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         id: "0".into(),
         args: options.args,
         argv: RefCell::new(argv),
-        var: Rc::new(RefCell::new(json!({}))),
+        var: Rc::new(RefCell::new(crate::obj!({}))),
     });
     let result = walk(&run, &chain).await;
     // Every write the run made is in the backend before the run ends, success or failure.

@@ -54,7 +54,7 @@ pub fn resolve_role(ctx: &EntryCtx) -> Result<String, String> {
 }
 
 pub fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
-    ctx.run.prompt.front.models.get(role).cloned().unwrap_or_else(|| json!({}))
+    ctx.run.prompt.front.models.get(role).cloned().unwrap_or_else(|| crate::obj!({}))
 }
 
 /// Every declared role must have a model before the run starts: one notice line per missing role.

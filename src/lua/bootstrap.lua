@@ -297,6 +297,87 @@ models.loop = function()
 end
 G.models = unavailable_table('models', models)
 
+-- Pack preludes (chapter 002, "Pack preludes"). Each declared Pack's prelude runs in an
+-- environment of its own that sees only a small set of globals; what it assigns is checked
+-- against the reserved names (all of a prelude's globals, in byte order) and installs into _G,
+-- tables as sealed proxies.
+local ENGINE_GLOBALS = {}
+for _, n in next, { 'args', 'argv', 'call', 'compactors', 'item', 'json', 'jump', 'log', 'messages', 'models',
+  'packs', 'prompt', 'prose', 'require', 'store', 'sys', 'tasks', 'tools', 'ui', 'untrusted', 'var' } do
+  ENGINE_GLOBALS[n] = true
+end
+local STD_GLOBALS = {}
+for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
+  'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',
+  'load', 'dofile', 'loadfile', 'print', 'rawget', 'rawset', 'rawequal', 'rawlen', 'collectgarbage', 'coroutine',
+  'io', 'os', 'debug', 'package', 'warn' } do
+  STD_GLOBALS[n] = true
+end
+local KEYWORDS = {}
+for _, n in next, { 'and', 'break', 'do', 'else', 'elseif', 'end', 'false', 'for', 'function', 'global', 'goto',
+  'if', 'in', 'local', 'nil', 'not', 'or', 'repeat', 'return', 'then', 'true', 'until', 'while' } do
+  KEYWORDS[n] = true
+end
+local raw_sort, raw_concat = table.sort, table.concat
+local prelude_owner = {}
+
+local function seal(name, pack, t)
+  return raw_setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k)
+      local shown = type(k) == 'string' and k or (math.type(k) == 'integer' and tostring(k) or type(k))
+      raise('lua', name .. ' is read-only: Pack `' .. pack .. '` defines it; cannot set \'' .. shown .. '\'')
+    end,
+    __metatable = name .. ' is sealed',
+  })
+end
+
+local function install_preludes()
+  local list = check(E.preludes())
+  for i = 1, #list do
+    local id, source = list[i][1], list[i][2]
+    local view = {
+      assert = assert, error = raw_error, getmetatable = G.getmetatable, ipairs = ipairs, next = next,
+      pairs = pairs, pcall = G.pcall, select = select, setmetatable = G.setmetatable, tonumber = tonumber,
+      tostring = tostring, type = type, xpcall = G.xpcall, string = string, table = table, math = math,
+      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var()),
+    }
+    local env = raw_setmetatable({}, { __index = view })
+    local fail_load = function(message)
+      raise('lua', 'Pack `' .. id .. '`: its prelude failed to load: ' .. tostring(message)
+        .. '. A prelude only defines functions; it must not call tools while loading.')
+    end
+    local compiled, chunk, err = E.load_prelude(source, id, env)
+    if not compiled then fail_load(err) end
+    E.prelude_loading(true)
+    local loaded, e = G.pcall(chunk, id)
+    E.prelude_loading(false)
+    if not loaded then fail_load(e) end
+    local names = {}
+    for k in next, env do names[#names + 1] = k end
+    raw_sort(names, function(a, b) return tostring(a) < tostring(b) end)
+    for _, name in next, names do
+      if type(name) ~= 'string' or not utf8.len(name) then
+        raise('lua', 'Pack `' .. id .. '`: its prelude defines a global whose name is not a valid UTF-8 string')
+      end
+      local kind = ENGINE_GLOBALS[name] and 'an Engine global' or (KEYWORDS[name] and 'a Lua keyword')
+        or (STD_GLOBALS[name] and 'a Lua standard-library global')
+      if kind then
+        raise('lua', 'Pack `' .. id .. '`: its prelude defines the global `' .. name .. '`, which is reserved as ' .. kind)
+      end
+      if prelude_owner[name] then
+        raise('lua', 'Pack `' .. id .. '`: its prelude defines the global `' .. name .. '`, which Pack `'
+          .. prelude_owner[name] .. '` already defines')
+      end
+    end
+    for _, name in next, names do
+      local v = env[name]
+      prelude_owner[name] = id
+      raw_set(G, name, type(v) == 'table' and seal(name, id, v) or v)
+    end
+  end
+end
+
 -- The block runner: each block is a function run under a raw pcall on the Engine's own
 -- coroutine, so an error value keeps its identity and the budget hook can yield to the host.
 local function run_block(f) return raw_pcall(f) end
@@ -304,6 +385,8 @@ local function run_block(f) return raw_pcall(f) end
 return {
   run_block = run_block,
   argv_value = function() return argv_value end,
+  install_preludes = install_preludes,
+  has_preludes = function() return #check(E.preludes()) > 0 end,
   var_mt_fns = var_mt_fns,
   is_substitution_error = function(e) return substitution_errors[e] == true end,
   is_error_value = function(e) return raw_getmetatable(e) == ERR end,

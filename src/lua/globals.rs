@@ -82,12 +82,50 @@ pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answe
         "json_decode" => json_decode(lua, m, &arg(args, 0)),
         "log" => log(lua, c, &arg(args, 0)),
         "untrusted" => untrusted(lua, c, &arg(args, 0)),
+        "preludes" => preludes(lua, c),
+        "load_prelude" => {
+            let (source, id, env) = (arg(args, 0), key_text(&arg(args, 1)), table_arg(args, 2).ok()?);
+            let Value::String(source) = source else { return Some(fail(lua, "lua", "a prelude must be Lua source text")) };
+            match lua
+                .load(source.as_bytes().to_vec())
+                .set_name(format!("=pack:{id}"))
+                .set_environment(env)
+                .set_mode(mlua::chunk::ChunkMode::Text)
+                .into_function()
+            {
+                Ok(f) => ok(lua, f),
+                Err(mlua::Error::SyntaxError { message, .. }) => fail(lua, "lua", message),
+                Err(e) => fail(lua, "lua", e.to_string()),
+            }
+        }
+        "prelude_var" => {
+            let handle = values::JsonHandle { root: c.chain.var.clone(), path: Vec::new(), access: values::Access::PreludeVar };
+            shims_of(&env.shims).and_then(|sh| values::make_proxy(lua, sh, handle)).and_then(|t| ok(lua, t))
+        }
+        "prelude_loading" => {
+            c.loading_prelude.set(matches!(arg(args, 0), Value::Boolean(true)));
+            Ok(MultiValue::new())
+        }
         "models_use" | "models_default" => match models::select_role(c, &arg(args, 0), name == "models_default") {
             Ok(()) => ok(lua, ()),
             Err(msg) => fail(lua, "lua", msg),
         },
         _ => return None,
     })
+}
+
+/// The preludes of the declared Packs, in `uses:` order: a list of `{ id, source }`.
+fn preludes(lua: &Lua, c: &EntryCtx) -> Answer {
+    let list = lua.create_table()?;
+    for entry in &c.run.prompt.front.uses {
+        let id = entry.rsplit('/').next().unwrap_or(entry);
+        let Some(p) = c.run.catalog.pack(id) else { continue };
+        let Some(h) = c.run.catalog.packs[p].host else { continue };
+        if let Some(source) = &c.run.host_packs[h].prelude {
+            list.raw_set(list.raw_len() + 1, lua.create_sequence_from([id, source.as_str()])?)?;
+        }
+    }
+    ok(lua, list)
 }
 
 fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
@@ -161,12 +199,12 @@ fn key_text(key: &Value) -> String {
 /// them, and reading an absent field raises.
 pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
     Some(match name {
-        "id" => json!(ctx.id),
-        "when" => json!(ctx.run.started),
+        "id" => Json::from(ctx.id),
+        "when" => Json::from(ctx.run.started.clone()),
         "now" => json!(time::rfc3339(ctx.run.host.now_ms())),
-        "execution" => json!(ctx.run.execution),
-        "section_name" => json!(ctx.section_name()),
-        "section_count" => json!(ctx.run.prompt.sections.len()),
+        "execution" => Json::from(ctx.run.execution.clone()),
+        "section_name" => Json::from(ctx.section_name()),
+        "section_count" => Json::from(ctx.run.prompt.sections.len()),
         _ => return None,
     })
 }
@@ -177,7 +215,7 @@ fn prompt_field(lua: &Lua, ctx: &EntryCtx, marks: &Marks, name: &str) -> Answer 
         "name" => ok(lua, p.front.name.clone()),
         "description" => ok(lua, p.front.description.clone()),
         "sections" => {
-            let headings: Vec<Json> = p.sections.iter().map(|s| json!(s.heading)).collect();
+            let headings: Vec<Json> = p.sections.iter().map(|s| Json::from(s.heading.clone())).collect();
             ok(lua, values::to_lua(lua, &Json::Array(headings), marks)?)
         }
         other => fail(lua, "lua", format!("unknown prompt field '{other}'")),
@@ -192,7 +230,7 @@ fn prompt_list(lua: &Lua, ctx: &EntryCtx, marks: &Marks, heading: &Value) -> Ans
     match p.resolve(ctx.section, &h.to_string_lossy()) {
         Err(msg) => fail(lua, "lua", format!("prompt.list: {msg}")),
         Ok(i) => match &p.sections[i].list {
-            Some(items) => ok(lua, values::to_lua(lua, &json!(items), marks)?),
+            Some(items) => ok(lua, values::to_lua(lua, &Json::from(items.clone()), marks)?),
             None => fail(lua, "lua", format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
         },
     }
@@ -212,7 +250,7 @@ fn log(lua: &Lua, ctx: &EntryCtx, message: &Value) -> Answer {
     if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n') {
         return fail(lua, "lua", format!("log message contains the control character U+{:04X}", c as u32));
     }
-    ctx.run.emit("log", Some(ctx.section_name()), json!({ "id": ctx.id, "message": text }));
+    ctx.run.emit("log", Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));
     ok(lua, ())
 }
 

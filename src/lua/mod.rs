@@ -31,7 +31,8 @@ const HOOK_EVERY: u32 = 1000;
 /// Instructions between turns given to the host's event loop.
 const SLICE: u64 = 1_000_000;
 
-const BOOTSTRAP: &str = include_str!("bootstrap.lua");
+// bootstrap.lua as build.rs minified it (comments and indentation dropped).
+const BOOTSTRAP: &str = include_str!(concat!(env!("OUT_DIR"), "/bootstrap.min.lua"));
 
 thread_local! {
     static BOOTSTRAP_BYTECODE: std::cell::OnceCell<Vec<u8>> = const { std::cell::OnceCell::new() };
@@ -58,6 +59,8 @@ pub struct Vm {
     pub argv_value: Function,
     pub is_substitution_error: Function,
     pub is_error_value: Function,
+    pub install_preludes: Function,
+    pub has_preludes: Function,
     pub marks: Marks,
 }
 
@@ -167,6 +170,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         argv_value: internals.get("argv_value")?,
         is_substitution_error: internals.get("is_substitution_error")?,
         is_error_value: internals.get("is_error_value")?,
+        install_preludes: internals.get("install_preludes")?,
+        has_preludes: internals.get("has_preludes")?,
         lua,
         marks,
     })

@@ -24,6 +24,9 @@ pub fn install(lua: &Lua, e: &Table, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
                     Some(Value::String(s)) => s.to_string_lossy(),
                     _ => String::new(),
                 };
+                if ctx.loading_prelude.get() && op != "store" {
+                    return fail(&lua, "lua", "a prelude cannot call tools or models while it loads (the call would suspend)");
+                }
                 let work: LocalBoxFuture<'_, Answer> = match op.as_str() {
                     "store" => Box::pin(store_api::call(&lua, &ctx, args)),
                     "tool" => Box::pin(tools_api::catalog_call(&lua, &ctx, args)),

@@ -88,7 +88,7 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
                 "content" => text(&r.content),
                 "tool_call_id" => r.tool_call_id.as_deref().map(text).unwrap_or(Ok(Value::Nil)),
                 "tool_calls" if !r.tool_calls.is_empty() => {
-                    let list: Vec<Json> = r.tool_calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
+                    let list: Vec<Json> = r.tool_calls.iter().map(|c| crate::obj!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
                     let m = Marks { array_mt: lua.create_table()? };
                     values::to_lua(lua, &Json::Array(list), &m)
                 }
@@ -294,7 +294,7 @@ fn local_end(lua: &Lua, c: &EntryCtx, args: &MultiValue) -> Answer {
     let raised = matches!(arg(args, 3), Value::Boolean(true));
     c.scope.borrow_mut().handler_depth -= 1;
     let name = c.section_name().to_string();
-    let failed = || c.run.emit("tool_call_failed", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    let failed = || c.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
     if raised {
         if !c.run.stopped() {
             failed();
@@ -308,8 +308,8 @@ fn local_end(lua: &Lua, c: &EntryCtx, args: &MultiValue) -> Answer {
             return fail(lua, "lua", e.message);
         }
     };
-    c.run.emit("tool_call_succeeded", Some(&name), json!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-    c.run.emit("tool_result", Some(&name), json!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }));
+    c.run.emit("tool_call_succeeded", Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    c.run.emit("tool_result", Some(&name), crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }));
     ok(lua, text)
 }
 
@@ -319,7 +319,7 @@ use mlua::IntoLuaMulti;
 /// JSON arguments as text, and the name the call used.
 pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
     let (idx, args, name): (usize, String, String) = mlua::FromLuaMulti::from_lua_multi(args, lua)?;
-    let args: Json = serde_json::from_str(&args).unwrap_or(json!({}));
+    let args: Json = serde_json::from_str(&args).unwrap_or(crate::obj!({}));
     let turn = ctx.scope.borrow().turn;
     match call_catalog(ctx, idx, &name, args, "", turn, "script").await {
         Ok((text, _trusted)) if ctx.run.catalog.tools[idx].spec.structured => {
@@ -500,9 +500,9 @@ fn resolve(lua: &Lua, ctx: &EntryCtx, marks: &Marks, tool: Value, args: Value) -
         other => return fail(lua, "lua", format!("tools.call takes a tool id, a local alias, or a tool object, got {}", lua_type(other))),
     };
     let json_args = match &args {
-        Value::Nil => json!({}),
+        Value::Nil => crate::obj!({}),
         Value::Table(_) => match values::to_json(&args, marks) {
-            Ok(Json::Array(a)) if a.is_empty() => json!({}),
+            Ok(Json::Array(a)) if a.is_empty() => crate::obj!({}),
             Ok(j @ Json::Object(_)) => j,
             Ok(_) => return fail(lua, "lua", "args must be a JSON-representable table: an array is not an arguments object"),
             Err(e) => return fail(lua, "lua", format!("args must be a JSON-representable table: {}", e.describe())),
@@ -552,16 +552,16 @@ async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_i
     match outcome {
         Ok(text) => {
             let text = if trusted { text } else { super::untrusted::envelope(&text, &ctx.run.nonce) };
-            ctx.run.emit("tool_call_succeeded", Some(&name), json!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
+            ctx.run.emit("tool_call_succeeded", Some(&name), crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
             ctx.run.emit(
                 "tool_result",
                 Some(&name),
-                json!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
+                crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
             );
             Ok((text, trusted))
         }
         Err(msg) => {
-            ctx.run.emit("tool_call_failed", Some(&name), json!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }));
+            ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }));
             Err(msg)
         }
     }
@@ -616,9 +616,9 @@ fn loop_start(lua: &Lua, c: &EntryCtx) -> Answer {
     }
     if c.scope.borrow().rendered.is_none() {
         let name = c.section_name().to_string();
-        c.run.emit("tool_scope_validation_started", Some(&name), json!({}));
+        c.run.emit("tool_scope_validation_started", Some(&name), crate::obj!({}));
         let count = c.scope.borrow_mut().render(&c.run.catalog).len();
-        c.run.emit("tool_scope_validation_succeeded", Some(&name), json!({ "tools": count }));
+        c.run.emit("tool_scope_validation_succeeded", Some(&name), crate::obj!({ "tools": count }));
     }
     *c.round.borrow_mut() = Round::default();
     ok(lua, ())
@@ -678,17 +678,17 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
     });
     if !advertised.is_empty() {
         request["tools"] = Json::Array(
-            advertised.iter().map(|a| json!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
+            advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
         );
     }
     let name = ctx.section_name().to_string();
-    ctx.run.emit("model_turn_started", Some(&name), json!({ "turn": turn, "role": role }));
+    ctx.run.emit("model_turn_started", Some(&name), crate::obj!({ "turn": turn, "role": role }));
     let reply = ctx.run.host.call_model(&role, &spec, request).await;
     let reply = match reply {
         Ok(r) => r,
         Err(m) => return fail(lua, "model", m),
     };
-    ctx.run.emit("model_turn_completed", Some(&name), json!({ "turn": turn }));
+    ctx.run.emit("model_turn_completed", Some(&name), crate::obj!({ "turn": turn }));
     let calls = match parse_tool_calls(&reply) {
         Ok(calls) => calls,
         Err(m) => return fail(lua, "model", m),
@@ -713,7 +713,7 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
             Some(a) => resolved.push((call.clone(), a.target.clone())),
             None => {
                 emit_batch(ctx, turn, &calls, &advertised);
-                ctx.run.emit("tool_call_failed", Some(&name), json!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
                 let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
                 let hint = if ctx.run.catalog.by_wire(&call.name).is_some() { " (a catalog tool that was not offered in this section)" } else { "" };
                 let fields = lua.create_table()?;
@@ -728,7 +728,7 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
     let n = resolved.len();
     let mut r = ctx.round.borrow_mut();
     r.had_calls = true;
-    r.reply = Some(json!({ "content": content }));
+    r.reply = Some(crate::obj!({ "content": content }));
     r.results = vec![None; n];
     r.calls = resolved;
     ok(lua, (false, n))
@@ -774,12 +774,12 @@ fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Adverti
     let list: Vec<Json> = calls
         .iter()
         .map(|call| {
-            let mut o = json!({ "id": call.id, "name": call.name, "arguments": call.arguments });
+            let mut o = crate::obj!({ "id": call.id, "name": call.name, "arguments": call.arguments });
             if let Some(Advertised { target: Target::Catalog(idx), .. }) = advertised.iter().find(|a| a.name == call.name) {
-                o["tool"] = json!(c.run.catalog.tools[*idx].id);
+                o["tool"] = Json::from(c.run.catalog.tools[*idx].id.clone());
             }
             o
         })
         .collect();
-    c.run.emit("assistant_tool_calls", Some(c.section_name()), json!({ "turn": turn, "calls": list }));
+    c.run.emit("assistant_tool_calls", Some(c.section_name()), crate::obj!({ "turn": turn, "calls": list }));
 }

@@ -164,6 +164,8 @@ pub enum Access {
     Var,
     /// The frozen `argv` of the sections after the H1 pass.
     FrozenArgv,
+    /// `var` as Pack prelude code sees it: read-only at every depth.
+    PreludeVar,
 }
 
 /// A userdata stored in a proxy's metatable: which JSON value, and where inside it.
@@ -178,7 +180,7 @@ impl UserData for JsonHandle {}
 impl JsonHandle {
     fn root_name(&self) -> &'static str {
         match self.access {
-            Access::Var => "var",
+            Access::Var | Access::PreludeVar => "var",
             Access::FrozenArgv => "argv",
         }
     }
@@ -238,6 +240,7 @@ pub fn make_proxy(lua: &Lua, shims: &ProxyShims, handle: JsonHandle) -> mlua::Re
     let guard = match handle.access {
         Access::Var => "var holds JSON data: its metatable is the Engine's",
         Access::FrozenArgv => "argv is frozen",
+        Access::PreludeVar => "var is read-only",
     };
     let mt = lua.create_table_with_capacity(0, 6)?;
     mt.raw_set("__index", shims.index.clone())?;
@@ -320,13 +323,19 @@ pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Ans
 pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &Value) -> Answer {
     let Some(ud) = handle_of(t) else { return ok(lua, ()) };
     let h = ud.borrow::<JsonHandle>()?;
-    if h.access == Access::FrozenArgv {
-        let k = match key {
-            Value::String(s) => s.to_string_lossy(),
-            Value::Integer(i) => i.to_string(),
-            other => other.type_name().to_string(),
-        };
-        return fail(lua, "lua", format!("argv is frozen after the H1 pass; cannot set '{k}'"));
+    let k = || match key {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        other => other.type_name().to_string(),
+    };
+    match h.access {
+        Access::FrozenArgv => return fail(lua, "lua", format!("argv is frozen after the H1 pass; cannot set '{}'", k())),
+        Access::PreludeVar => {
+            let place = if h.path.is_empty() { "var".to_string() } else { h.describe(None) };
+            let suffix = if h.path.is_empty() { " inside a Pack prelude" } else { "" };
+            return fail(lua, "lua", format!("{place} is read-only{suffix}; cannot set '{}'", k()));
+        }
+        Access::Var => {}
     }
     let Some(here) = h.get() else {
         return fail(lua, "lua", format!("{} no longer exists in var", h.describe(None)));

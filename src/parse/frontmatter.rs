@@ -266,8 +266,8 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
             ));
         }
         let spec = match spec {
-            Yaml::Null => serde_json::json!({}),
-            Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| serde_json::json!({})),
+            Yaml::Null => crate::obj!({}),
+            Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| crate::obj!({})),
             other => {
                 return Err(err(
                     format!("invalid frontmatter: the spec of role `{label}` must be a map, got {} (line {}, column {})", type_name(other), pos.0, pos.1),

@@ -4,7 +4,7 @@
 
 pub mod catalog;
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
 use catalog::Catalog;
@@ -119,14 +119,14 @@ pub fn local_schema(params: &[(String, String, Option<String>)]) -> Json {
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, ty, description) in sorted {
         let mut p = Map::new();
-        p.insert("type".into(), json!(ty));
+        p.insert("type".into(), Json::from(ty.clone()));
         if let Some(d) = description {
-            p.insert("description".into(), json!(d));
+            p.insert("description".into(), Json::from(d.clone()));
         }
         properties.insert(name.clone(), Json::Object(p));
         required.push(name);
     }
-    json!({ "type": "object", "properties": properties, "required": required })
+    crate::obj!({ "type": "object", "properties": properties, "required": required })
 }
 
 /// One record of a section's conversation.
@@ -152,14 +152,14 @@ impl Record {
 
     /// The record as the model request carries it (js-api.md, Models).
     pub fn to_wire(&self) -> Json {
-        let mut o = json!({ "role": self.role, "content": self.content });
+        let mut o = crate::obj!({ "role": self.role, "content": self.content });
         if !self.tool_calls.is_empty() {
             o["tool_calls"] = Json::Array(
-                self.tool_calls.iter().map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect(),
+                self.tool_calls.iter().map(|c| crate::obj!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect(),
             );
         }
         if let Some(id) = &self.tool_call_id {
-            o["tool_call_id"] = json!(id);
+            o["tool_call_id"] = Json::from(id.clone());
         }
         o
     }

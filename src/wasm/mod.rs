@@ -19,19 +19,11 @@ extern "C" {
     fn __wasm_call_ctors();
 }
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = error)]
-    fn console_error(s: &str);
-}
-
 #[wasm_bindgen(start)]
 fn start() {
     // C constructors of the Lua/libc objects; without this call the linker would wrap every
     // export in constructor calls.
     unsafe { __wasm_call_ctors() };
-    // A panic aborts the instance (the wrapper then builds a fresh one); say why first.
-    std::panic::set_hook(Box::new(|info| console_error(&format!("runvil engine panic: {info}"))));
 }
 
 #[wasm_bindgen(js_name = engineVersion)]
@@ -62,7 +54,7 @@ pub fn run_prompt(source: String, options: JsValue) -> Promise {
                 };
                 let host = Rc::new(JsHost::new(&options));
                 match crate::engine::run(&source, run_options, host).await {
-                    Ok(result) => json!({ "ok": true, "result": result, "seed": seed_text }),
+                    Ok(result) => crate::obj!({ "ok": true, "result": result, "seed": seed_text }),
                     Err(e) => failure_outcome(&e, &seed_text),
                 }
             }
@@ -72,17 +64,17 @@ pub fn run_prompt(source: String, options: JsValue) -> Promise {
 }
 
 fn failure_outcome(e: &RunError, seed: &str) -> Json {
-    let mut error = json!({ "kind": e.kind.as_str(), "message": e.message });
+    let mut error = crate::obj!({ "kind": e.kind.as_str(), "message": e.message });
     if let Some(line) = e.line {
-        error["line"] = json!(line);
+        error["line"] = Json::from(line);
     }
     if let Some(column) = e.column {
-        error["column"] = json!(column);
+        error["column"] = Json::from(column);
     }
     if let Some(section) = &e.section {
-        error["section"] = json!(section);
+        error["section"] = Json::from(section.clone());
     }
-    json!({ "ok": false, "error": error, "seed": seed })
+    crate::obj!({ "ok": false, "error": error, "seed": seed })
 }
 
 pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {

@@ -1,0 +1,107 @@
+// The reference Packs of the language: runvil/web and runvil/user-input (chapter 002). Their
+// services come from the host: a fetch function and a search provider for web, an operator for
+// user-input. A Pack's failures are model-safe messages (what the model and the prompt read).
+
+/** The runvil/user-input prelude, as the language reference gives it. */
+export const USER_INPUT_PRELUDE = `local pack = ...
+input = {}
+function input.ask(...)
+  if select('#', ...) > 0 then
+    error("input.ask takes no arguments", 2)
+  end
+  return tools.call(pack .. "/ask")
+end
+`;
+
+/**
+ * runvil/user-input: `user-input/ask` waits for the operator's next message.
+ * @param {{ ask?: (ctx: object) => string | Promise<string> }} [options] ask answers with the
+ *   operator's text; it throws an Error whose message is safe to show a model.
+ */
+export function userInputPack({ ask } = {}) {
+  if (ask !== undefined && typeof ask !== 'function') throw new TypeError('userInputPack: ask must be a function');
+  return {
+    name: 'user-input',
+    description: 'Ask the operator and wait for the answer.',
+    tools: [{
+      name: 'ask',
+      description: "Wait for the operator's next message and answer with its text.",
+      parameters: { type: 'object', properties: {} },
+      trust: 'trusted',
+      output: 'plain',
+      call: async (_args, ctx) => String(await ask(ctx)),
+    }],
+    prelude: USER_INPUT_PRELUDE,
+    unavailable: ask ? undefined : 'no operator is attached to this host',
+  };
+}
+
+/** Page text from HTML: scripts, styles and tags removed, common entities decoded, blank runs collapsed. */
+export function htmlToText(html) {
+  const entities = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+  return html
+    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<\/(p|div|section|article|li|tr|h[1-6]|pre|blockquote)\s*>|<br\s*\/?>/gi, '\n')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e) => {
+      if (e[0] === '#') {
+        const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+        return Number.isFinite(code) && code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m;
+      }
+      return entities[e.toLowerCase()] ?? m;
+    })
+    .replace(/[ \t\f\v\r]+/g, ' ')
+    .replace(/ *\n */g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/**
+ * runvil/web: `web/fetch` (a page's text) and `web/search` (results from the host's provider).
+ * Without a search provider the Pack reports that it needs `runvil/search-provider`.
+ * @param {{ fetch?: typeof globalThis.fetch, search?: (query: string, ctx: object) => Promise<Array<{ title: string, url: string, description?: string }>> }} [options]
+ */
+export function webPack({ fetch = globalThis.fetch, search } = {}) {
+  if (typeof fetch !== 'function') throw new TypeError('webPack: fetch must be a function');
+  if (search !== undefined && typeof search !== 'function') throw new TypeError('webPack: search must be a function');
+  return {
+    name: 'web',
+    description: 'Search the web and fetch pages.',
+    tools: [
+      {
+        name: 'fetch',
+        description: 'Fetch a web page and return its text.',
+        parameters: { type: 'object', properties: { url: { type: 'string', description: 'The page address.' } }, required: ['url'] },
+        trust: 'untrusted',
+        output: 'plain',
+        call: async (args, ctx) => {
+          if (typeof args?.url !== 'string' || args.url === '') throw new Error('web_fetch: missing url argument');
+          let response;
+          try {
+            response = await fetch(args.url, { signal: ctx?.signal, redirect: 'follow' });
+          } catch (error) {
+            throw new Error(`web_fetch: could not fetch ${args.url}`);
+          }
+          if (!response.ok) throw new Error(`web_fetch: ${args.url} answered ${response.status}`);
+          const body = await response.text();
+          const type = response.headers.get('content-type') ?? '';
+          return /html/i.test(type) ? htmlToText(body) : body;
+        },
+      },
+      {
+        name: 'search',
+        description: 'Search the web and return a list of results (title, url, description).',
+        parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for.' } }, required: ['query'] },
+        trust: 'untrusted',
+        output: 'plain',
+        call: async (args, ctx) => {
+          if (typeof args?.query !== 'string' || args.query === '') throw new Error('web_search: missing query argument');
+          const results = await search(args.query, ctx);
+          return JSON.stringify((results ?? []).map(({ title, url, description }) => ({ title, url, description })));
+        },
+      },
+    ],
+    unavailable: search ? undefined : { needs: 'runvil/search-provider', reason: 'web needs runvil/search-provider, and this host provides none' },
+  };
+}
