@@ -2,9 +2,10 @@
 // runvil command line: run one prompt file and print its result.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createEngine, scriptedModel, version } from './index.js';
+import { createEngine, openAIChatModel, scriptedModel, userInputPack, version } from './index.js';
 
-const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events] [--model-script replies.json]
+const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events]
+                  [--model-script replies.json | --model openai:<model>]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
@@ -15,6 +16,11 @@ Runs a Runvil prompt and prints its result text to stdout (nothing when the resu
                         last line {"event":"outcome","ok":...,"seed":"..."}
   --model-script FILE   JSON array of scripted replies (strings or reply objects), served to every
                         model role in order; the run fails when the script runs out
+  --model openai:NAME   every model role runs on NAME at an OpenAI-compatible chat-completions
+                        server: RUNVIL_OPENAI_BASE_URL (default https://api.openai.com/v1) and
+                        OPENAI_API_KEY from the environment
+
+The Pack user-input is served from this terminal: its ask tool reads the operator's next line.
 
 Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>"); 2 on usage errors.`;
 
@@ -38,6 +44,48 @@ async function readJson(path, what) {
   }
 }
 
+/** Lines of stdin, read only when asked for; `null` once stdin has ended. */
+function stdinLines() {
+  let buffer = '';
+  let ended = false;
+  let started = false;
+  const waiting = [];
+  const flush = () => {
+    while (waiting.length) {
+      const i = buffer.indexOf('\n');
+      if (i >= 0) {
+        const line = buffer.slice(0, i).replace(/\r$/, '');
+        buffer = buffer.slice(i + 1);
+        waiting.shift()(line);
+      } else if (ended) {
+        const rest = buffer;
+        buffer = '';
+        waiting.shift()(rest === '' ? null : rest);
+      } else return;
+    }
+  };
+  const onData = (chunk) => { buffer += chunk; flush(); };
+  const onEnd = () => { ended = true; flush(); };
+  return {
+    next() {
+      if (!started) {
+        started = true;
+        process.stdin.setEncoding('utf8');
+        process.stdin.on('data', onData).on('end', onEnd);
+      }
+      const answer = new Promise((resolve) => waiting.push(resolve));
+      flush();
+      return answer;
+    },
+    close() {
+      if (started) {
+        process.stdin.off('data', onData).off('end', onEnd);
+        process.stdin.pause();
+      }
+    },
+  };
+}
+
 async function main(argv) {
   let parsed;
   try {
@@ -49,6 +97,7 @@ async function main(argv) {
         seed: { type: 'string' },
         events: { type: 'boolean', default: false },
         'model-script': { type: 'string' },
+        model: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -90,6 +139,26 @@ async function main(argv) {
     const model = scriptedModel(replies);
     options.models = () => model;
   }
+  if (values.model !== undefined) {
+    if (values['model-script'] !== undefined) usage('--model and --model-script cannot be used together');
+    const match = /^openai:(.+)$/.exec(values.model);
+    if (!match) usage(`--model must be openai:<model> (got '${values.model}')`);
+    const model = openAIChatModel({
+      baseURL: process.env.RUNVIL_OPENAI_BASE_URL || 'https://api.openai.com/v1',
+      apiKey: process.env.OPENAI_API_KEY,
+      model: match[1],
+    });
+    options.models = () => model;
+  }
+  // The operator is whoever sits at this terminal: one line of stdin answers one ask.
+  const lines = stdinLines();
+  const ask = async () => {
+    if (process.stdin.isTTY) process.stderr.write('> ');
+    const line = await lines.next();
+    if (line === null) throw new Error("the operator's window closed");
+    return line;
+  };
+  options.packs = [userInputPack({ ask })];
   if (values.events) options.onEvent = (event) => process.stderr.write(`${JSON.stringify(event)}\n`);
 
   const engine = await createEngine();
@@ -101,6 +170,7 @@ async function main(argv) {
     process.stderr.write(`runvil: internal error: ${error.stack ?? error}\n`);
     return 1;
   }
+  lines.close();
   if (values.events) process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
   if (!outcome.ok) {
     process.stderr.write(`${outcome.error.kind}: ${outcome.error.message}\n`);

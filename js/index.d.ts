@@ -229,3 +229,17 @@ export function webPack(options?: {
 
 /** The text of an HTML page: scripts, styles and tags removed, entities decoded. */
 export function htmlToText(html: string): string;
+
+// ---- provider adapters ----------------------------------------------------------------------
+
+/**
+ * A model function for any OpenAI-compatible chat-completions server (tools included). A
+ * role's spec `model`, `temperature` and `max_tokens` override the defaults.
+ */
+export function openAIChatModel(options: {
+  baseURL: string;
+  apiKey?: string;
+  model: string;
+  fetch?: typeof globalThis.fetch;
+  headers?: Record<string, string>;
+}): ModelFn;

@@ -85,3 +85,17 @@ test('--help and --version exit 0', async () => {
   assert.equal(version.code, 0);
   assert.match(version.stdout, /^runvil \d+\.\d+\.\d+/);
 });
+
+test('user-input/ask is answered from stdin, one line per ask; EOF closes the window', async () => {
+  const prompt = file('ask.md', '---\nuses: [user-input]\n---\n# Ask\n\n## Main\n\n```lua\nlocal a = input.ask()\nlocal b = input.ask()\nreturn a .. "+" .. b\n```\n');
+  const run = (stdin) => new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI, 'run', prompt], { cwd: ROOT }, (error, stdout, stderr) => {
+      resolve({ code: error ? error.code : 0, stdout, stderr });
+    });
+    child.stdin.end(stdin);
+  });
+  assert.deepEqual(await run('one\ntwo\n'), { code: 0, stdout: 'one+two\n', stderr: '' });
+  const closed = await run('only\n');
+  assert.equal(closed.code, 1);
+  assert.equal(closed.stderr, "Tool: tool call failure: the operator's window closed\n");
+});

@@ -18,6 +18,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
     (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
     (name = "pkg/packs.js", esModule = embed "../../pkg/packs.js"),
+    (name = "pkg/openai.js", esModule = embed "../../pkg/openai.js"),
     (name = "pkg/version.js", esModule = embed "../../pkg/version.js"),
     (name = "pkg/runvil_bg.wasm", wasm = embed "../../pkg/runvil_bg.wasm"),
   ],
