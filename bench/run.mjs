@@ -132,6 +132,44 @@ return n`;
   console.log(`store: ${results.store.opsPerSecond} ops/s (${storeOps} ops: write/append/read on 1,000 files + 50 globs, ${ms(storeRun.ms)})`);
   console.log(`store backend calls for a 1,000-append block: ${JSON.stringify(before)}; 1,000 write+read over 100 files: ${JSON.stringify(mixed)}`);
 
+  // A 100-round models.loop: an instant model that calls one local tool per round, then answers;
+  // against the same loop in the Vercel AI SDK (generateText, a mock model, one tool).
+  const ROUNDS = 100;
+  const loopPrompt = `---\nmax_tool_iterations: ${ROUNDS + 5}\n---\n# Loop\n\n## Main\n\n\`\`\`lua\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args) return 'grabbed ' .. args.value end)\nmessages:user('go')\nreturn models.loop()\n\`\`\`\n`;
+  const instantModel = () => {
+    let n = 0;
+    return async () => (++n < ROUNDS
+      ? { content: '', tool_calls: [{ id: `c${n}`, name: 'grab', arguments: { value: 'x' } }], finish_reason: 'tool_calls' }
+      : { content: 'done', finish_reason: 'stop' });
+  };
+  const loopRun = await sample(RUNS, async () => {
+    const o = await engine.run(loopPrompt, { seed: 1, models: { default: instantModel() } });
+    if (!o.ok || o.result !== 'done') throw new Error(`loop workload failed: ${JSON.stringify(o)}`);
+    return o.result;
+  });
+  const { generateText, tool, stepCountIs } = await import('ai');
+  const { MockLanguageModelV2 } = await import('ai/test');
+  const { z } = await import('zod');
+  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const aiRun = await sample(RUNS, async () => {
+    let n = 0;
+    const model = new MockLanguageModelV2({
+      doGenerate: async () => (++n < ROUNDS
+        ? { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'grab', input: '{"value":"x"}' }], finishReason: 'tool-calls', usage, warnings: [] }
+        : { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] }),
+    });
+    const r = await generateText({
+      model,
+      prompt: 'go',
+      tools: { grab: tool({ description: 'Grab a value', inputSchema: z.object({ value: z.string() }), execute: async ({ value }) => `grabbed ${value}` }) },
+      stopWhen: stepCountIs(ROUNDS + 5),
+    });
+    if (r.text !== 'done' || r.steps.length !== ROUNDS) throw new Error(`AI SDK loop: ${r.text} after ${r.steps.length} steps`);
+    return r.text;
+  });
+  results.loop = { rounds: ROUNDS, runvilMsPerRound: loopRun.ms / ROUNDS, aiSdkMsPerRound: aiRun.ms / ROUNDS, ratio: loopRun.ms / aiRun.ms };
+  console.log(`models.loop, ${ROUNDS} rounds with one local tool call each: runvil ${(loopRun.ms / ROUNDS * 1000).toFixed(0)} µs/round, Vercel AI SDK generateText ${(aiRun.ms / ROUNDS * 1000).toFixed(0)} µs/round, ratio ${results.loop.ratio.toFixed(2)}`);
+
   // Pure Lua: the engine (a `## Main` prompt) against its peers.
   const lua = {};
   const engineSource = `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
