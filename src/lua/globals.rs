@@ -47,7 +47,7 @@ pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answe
             }
             c.run.stopped().into_lua_multi(lua)
         }
-        "prose" => read_prose(lua, c, m, &env.shims),
+        "prose" => read_prose(lua, c, m),
         "argv_initial" => match &*c.chain.argv.borrow() {
             Some(j) => values::to_lua(lua, j, m).and_then(|v| v.into_lua_multi(lua)),
             None => Ok(MultiValue::new()),
@@ -255,13 +255,13 @@ fn log(lua: &Lua, ctx: &EntryCtx, message: &Value) -> Answer {
 }
 
 /// The first read of `prose` in a block renders it; later reads return the same string.
-fn read_prose(lua: &Lua, ctx: &EntryCtx, marks: &Marks, shims: &OnceCell<ProxyShims>) -> Answer {
+fn read_prose(lua: &Lua, ctx: &EntryCtx, marks: &Marks) -> Answer {
     if let Some(text) = &ctx.prose.borrow().rendered {
         return ok(lua, text.as_str());
     }
     let raw = ctx.prose.borrow().raw.clone();
     let argv = ctx.chain.argv.borrow().clone();
-    let mut resolver = LuaResolver { lua, ctx, marks, argv, _shims: shims };
+    let mut resolver = LuaResolver { lua, ctx, marks, argv };
     match subst::render(&raw, &mut resolver) {
         Ok(text) => {
             ctx.prose.borrow_mut().rendered = Some(text.clone());
@@ -278,7 +278,6 @@ struct LuaResolver<'a> {
     ctx: &'a EntryCtx,
     marks: &'a Marks,
     argv: Option<Json>,
-    _shims: &'a OnceCell<ProxyShims>,
 }
 
 impl Resolver for LuaResolver<'_> {

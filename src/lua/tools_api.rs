@@ -349,43 +349,41 @@ fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
     }
 }
 
-fn tools_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+/// What `tools.offer` and `packs.offer` share: the refusal once the list is rendered (checked
+/// before the arguments), one argument only, and the entries it names (one, or a list's sequence).
+fn offer_entries(ctx: &EntryCtx, call: &str, one: &str, args: &MultiValue) -> Result<Vec<Value>, String> {
     if ctx.scope.borrow().rendered.is_some() {
-        return fail(lua, "lua", format!("tools.offer: {FIXED_LIST}"));
+        return Err(format!("{call}: {FIXED_LIST}"));
     }
     if let Some(extra) = args.get(1) {
-        return fail(lua, "lua", format!("tools.offer takes one tool or a list of them, got extra {}", lua_type(extra)));
+        return Err(format!("{call} takes one {one} or a list of them, got extra {}", lua_type(extra)));
     }
-    let entries = match args.front() {
+    Ok(match args.front() {
         None | Some(Value::Nil) => Vec::new(),
         Some(Value::Table(t)) => sequence(t),
         Some(v) => vec![v.clone()],
-    };
-    let mut picked = Vec::new();
-    for v in &entries {
-        match offer_entry(ctx, v, "tools.offer") {
-            Ok(i) => picked.push(i),
-            Err(m) => return fail(lua, "lua", m),
+    })
+}
+
+fn tools_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
+    let picked: Result<Vec<usize>, String> = offer_entries(ctx, "tools.offer", "tool", &args)
+        .and_then(|entries| entries.iter().map(|v| offer_entry(ctx, v, "tools.offer")).collect());
+    match picked {
+        Ok(picked) => {
+            let mut s = ctx.scope.borrow_mut();
+            for i in picked {
+                s.offer_tool(i);
+            }
+            ok(lua, ())
         }
+        Err(m) => fail(lua, "lua", m),
     }
-    let mut s = ctx.scope.borrow_mut();
-    for i in picked {
-        s.offer_tool(i);
-    }
-    ok(lua, ())
 }
 
 fn packs_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
-    if ctx.scope.borrow().rendered.is_some() {
-        return fail(lua, "lua", format!("packs.offer: {FIXED_LIST}"));
-    }
-    if let Some(extra) = args.get(1) {
-        return fail(lua, "lua", format!("packs.offer takes one Pack or a list of them, got extra {}", lua_type(extra)));
-    }
-    let entries = match args.front() {
-        None | Some(Value::Nil) => Vec::new(),
-        Some(Value::Table(t)) => sequence(t),
-        Some(v) => vec![v.clone()],
+    let entries = match offer_entries(ctx, "packs.offer", "Pack", &args) {
+        Ok(e) => e,
+        Err(m) => return fail(lua, "lua", m),
     };
     let mut picked = Vec::new();
     for v in &entries {

@@ -43,9 +43,9 @@ pub fn encode(content: &str, nonce: &str) -> String {
     while let Some(pos) = rest.find(['<', '[']) {
         out.push_str(&rest[..pos]);
         let tail = &rest[pos..];
-        if tail.starts_with('<') {
+        if let Some(after) = tail.strip_prefix('<') {
             out.push_str("&lt;");
-            rest = &tail[1..];
+            rest = after;
         } else if BRACKET_MARKERS.iter().any(|m| tail.starts_with(m)) {
             out.push_str("[ ");
             rest = &tail[1..];

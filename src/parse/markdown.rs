@@ -131,11 +131,11 @@ pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &L
                             fence = Some(LuaFence { shared: info == "lua shared", start: r.start, end: r.end, code: String::new() });
                         }
                     }
-                    Tag::List(_) if top && list.is_none() && region.section.is_some() => {
-                        if prompt.sections[region.section.unwrap_or(0)].list.is_none() {
-                            list = Some(ListCapture { items: Vec::new(), item: None });
-                            list_depth = depth;
-                        }
+                    Tag::List(_)
+                        if top && list.is_none() && region.section.is_some_and(|i| prompt.sections[i].list.is_none()) =>
+                    {
+                        list = Some(ListCapture { items: Vec::new(), item: None });
+                        list_depth = depth;
                     }
                     Tag::Item => {
                         if let Some(cap) = list.as_mut() {
