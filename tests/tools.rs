@@ -226,3 +226,15 @@ fn prelude_rules() {
     let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
     assert!(e.message.contains("attempt to call a nil value (global 'require')"), "{}", e.message);
 }
+
+#[test]
+fn model_handles() {
+    let h = host();
+    h.model("writer", vec![json!("from writer")]);
+    h.model("critic", vec![json!("from critic")]);
+    let lua = "local w = models.get('writer')\nlocal ok, e = pcall(tools.call, w)\nlocal ok2, e2 = pcall(function() w.role = 'x' end)\nreturn w.role .. '|' .. w.id .. '|' .. type(w) .. '|' .. models.get('critic'):infer('hi') .. '|' .. e.message .. '|' .. e2.message";
+    assert_eq!(
+        ok(&h, &section("models:\n  writer: { model: big-1 }\n  critic: {}\n", lua)),
+        "writer|big-1|userdata|from critic|tools.call takes a tool id, a local alias, or a tool object, got userdata|Model handle objects are frozen: cannot assign field \"role\""
+    );
+}

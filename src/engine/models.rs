@@ -38,6 +38,12 @@ pub fn select_role(ctx: &EntryCtx, role: &Value, default: bool) -> Result<(), St
     Ok(())
 }
 
+/// A declared role label (or `default` when the prompt declares none), for `models.get`.
+pub fn declared_role(ctx: &EntryCtx, role: &str) -> bool {
+    let roles = declared(ctx);
+    if roles.is_empty() { role == DEFAULT_ROLE } else { roles.iter().any(|r| r == role) }
+}
+
 /// The role this entry's model rounds run on.
 pub fn resolve_role(ctx: &EntryCtx) -> Result<String, String> {
     if let Some(r) = ctx.role.borrow().clone().or_else(|| ctx.run.default_role.borrow().clone()) {
@@ -71,8 +77,11 @@ pub fn unmet_requirements(run: &super::context::RunShared) -> Vec<String> {
 
 /// One round, no tools, a fresh conversation holding only `prompt`; returns the reply text.
 /// Errors are model-safe messages for an error value of kind `model`.
-pub async fn infer(ctx: &EntryCtx, prompt: String) -> Result<String, String> {
-    let role = resolve_role(ctx)?;
+pub async fn infer(ctx: &EntryCtx, prompt: String, role: Option<String>) -> Result<String, String> {
+    let role = match role {
+        Some(r) => r,
+        None => resolve_role(ctx)?,
+    };
     let spec = spec_of(ctx, &role);
     if !ctx.run.host.has_model(&role, &spec) {
         return Err(format!("no model is bound to the role {role}"));

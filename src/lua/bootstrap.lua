@@ -268,6 +268,9 @@ G.messages = E.messages
 
 local models = {}
 models.infer = function(p) return check(suspend('infer', p)) end
+-- models.get(role): a frozen handle whose infer runs one round on that role.
+models.get = function(role) return check(E.model_handle(role)) end
+E.register_model_infer(function(handle, p) return check(suspend('infer', p, handle.role)) end)
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
 -- models.loop: rounds until the model answers with text. Rust runs the model rounds and the

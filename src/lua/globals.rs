@@ -175,7 +175,11 @@ pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
             return fail(lua, "lua", format!("models.infer takes a prompt string, got {t}"));
         }
     };
-    match models::infer(ctx, text).await {
+    let role = match args.get(1) {
+        Some(Value::String(s)) => Some(s.to_string_lossy()),
+        _ => None,
+    };
+    match models::infer(ctx, text, role).await {
         Ok(text) => ok(lua, text),
         Err(msg) => fail(lua, "model", msg),
     }

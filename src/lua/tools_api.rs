@@ -24,6 +24,9 @@ pub enum Handle {
     Pack(usize),
     Messages,
     Record(usize),
+    /// A model handle (`models.get(role)`): the role's index among the declared roles, or
+    /// `usize::MAX` for the implicit `default` role.
+    Model(usize),
 }
 
 impl UserData for Handle {
@@ -35,6 +38,7 @@ impl UserData for Handle {
                 Handle::Pack(_) => frozen_text("Pack", &key),
                 Handle::Messages => "messages is read-only: add records with messages:user(text)".into(),
                 Handle::Record(_) => "message records are read-only".into(),
+                Handle::Model(_) => frozen_text("Model handle", &key),
             }))
         });
         m.add_meta_method(MetaMethod::Len, |lua, this, ()| match this {
@@ -70,6 +74,15 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
             let offered: Vec<usize> = cat.packs[i].tools.iter().copied().filter(|&t| cat.tools[t].wire.is_some()).collect();
             objects(lua, &offered).map(Value::Table)
         }
+        (Handle::Model(i), "role" | "id") => {
+            let role = c.run.prompt.front.models.keys().nth(i).cloned().unwrap_or_else(|| models::DEFAULT_ROLE.into());
+            let spec = models::spec_of(&c, &role);
+            match (field.as_str(), spec.get("model").and_then(Json::as_str)) {
+                ("id", Some(id)) => text(id),
+                _ => text(&role),
+            }
+        }
+        (Handle::Model(_), "infer") => lua.named_registry_value(MODEL_INFER),
         (Handle::Messages, "user" | "system" | "assistant") => {
             let appenders: Table = lua.named_registry_value(APPENDERS)?;
             appenders.raw_get(field.as_str())
@@ -102,6 +115,7 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
 const TOOL_OBJECTS: &str = "runvil.tool_objects";
 const PACK_OBJECTS: &str = "runvil.pack_objects";
 const APPENDERS: &str = "runvil.message_appenders";
+const MODEL_INFER: &str = "runvil.model_infer";
 
 /// The entry a VM serves (set as app data when the VM is built).
 fn entry(lua: &Lua) -> mlua::Result<Rc<EntryCtx>> {
@@ -259,6 +273,16 @@ pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answe
         "calls_active" => c.scope.borrow().calls.is_some().into_lua_multi(lua),
         "calls_get" => calls_get(lua, c, &arg(args, 0)),
         "loop_start" => loop_start(lua, c),
+        "model_handle" => match arg(args, 0) {
+            Value::String(s) if models::declared_role(c, &s.to_string_lossy()) => {
+                let role = s.to_string_lossy();
+                let i = c.run.prompt.front.models.keys().position(|r| *r == role).unwrap_or(usize::MAX);
+                lua.create_userdata(Handle::Model(i)).and_then(|h| ok(lua, h))
+            }
+            Value::String(s) => fail(lua, "lua", format!("models.get: no model role {} is declared under models:", s.to_string_lossy())),
+            other => fail(lua, "lua", format!("models.get takes a role label, got {}", lua_type(&other))),
+        },
+        "register_model_infer" => lua.set_named_registry_value(MODEL_INFER, arg(args, 0)).map(|()| MultiValue::new()),
         "loop_call" => loop_call(lua, c, m, args),
         "loop_set" => {
             let i = arg(args, 0).as_integer().unwrap_or(0) as usize;

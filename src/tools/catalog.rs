@@ -60,8 +60,6 @@ pub struct Catalog {
     pub packs: Vec<RunPack>,
     /// Every catalog tool, sorted by tool id.
     pub tools: Vec<CatalogTool>,
-    /// Log lines for tools dropped while building (`a Pack's tool id escapes its Pack id; dropped`).
-    pub dropped: Vec<String>,
 }
 
 pub const TASK_BUILTINS: [&str; 4] = ["task", "task_cancel", "task_status", "await_tasks"];
@@ -160,8 +158,8 @@ pub fn build(uses: &[String], host: &[PackSpec]) -> (Catalog, Vec<String>) {
         }
         for spec in &host[h].tools {
             let id = format!("{}/{}", pack.id, spec.name);
+            // A tool whose id is not a valid tool id never enters the catalog.
             if segment_error(&id).is_some() || spec.name.is_empty() {
-                catalog.dropped.push(format!("a Pack's tool id escapes its Pack id; dropped ({id:?})"));
                 continue;
             }
             tools.push(CatalogTool { id, pack: pi, spec: spec.clone(), wire: None });
