@@ -27,7 +27,7 @@ fn frontmatter_versions() {
 #[test]
 fn uses_entries_are_checked() {
     let e = error("---\nuses: [acme/web/fetch]\n---\n# T\n", "");
-    assert_eq!(e.message, "invalid frontmatter: invalid uses entry `acme/web/fetch`: a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`");
+    assert_eq!(e.message, "invalid frontmatter: invalid uses entry `acme/web/fetch`: a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web` (line 2, column 8)");
     assert_eq!((e.line, e.column), (Some(2), Some(8)));
     let e = error("---\nuses: [web, user-input, user-input, web]\n---\n# T\n", "");
     assert_eq!(e.message, "invalid frontmatter: Pack id user-input is declared more than once under uses");

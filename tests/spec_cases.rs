@@ -161,6 +161,7 @@ fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, String> {
         while i < lines.len() && !lines[i].starts_with("=== ") && !is_trailer(lines[i]) {
             i += 1;
         }
+        let body = &lines[body_start..i];
         // `--- requests` / `--- events` / `--- events-absent` (checked by the JS runner only).
         while i < lines.len() && is_trailer(lines[i]) && lines[i] != "--- files" {
             i += 1;
@@ -168,7 +169,6 @@ fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, String> {
                 i += 1;
             }
         }
-        let body = &lines[body_start..i];
         let mut expect_files = None;
         if i < lines.len() && lines[i] == "--- files" {
             i += 1;

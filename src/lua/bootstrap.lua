@@ -206,7 +206,13 @@ local function unavailable_table(name, present)
     __metatable = name .. ' is sealed',
   })
 end
-for _, name in next, { 'call', 'jump', 'require' } do G[name] = unavailable_fn(name) end
+for _, name in next, { 'call', 'require' } do G[name] = unavailable_fn(name) end
+G.jump = function()
+  if E.in_handler() then
+    raise('lua', 'jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns')
+  end
+  unavailable_fn('jump')()
+end
 for _, name in next, { 'tasks', 'compactors' } do
   G[name] = unavailable_table(name)
 end
@@ -240,7 +246,26 @@ tools.call = function(tool, args)
   if kind == 'local' then return run_local(a, b, '', nil) end
   return check(suspend('tool', a, b, c))
 end
-tools.allow_tasks = unavailable_fn('tools.allow_tasks')
+-- The task built-ins come with tasks; the argument rules already hold.
+tools.allow_tasks = function(targets)
+  if targets ~= nil then
+    if type(targets) ~= 'table' then
+      raise('lua', 'tools.allow_tasks targets must be a list of section headings, got ' .. type(targets))
+    end
+    local n = 0
+    for _, t in ipairs(targets) do
+      if type(t) ~= 'string' then
+        raise('lua', 'tools.allow_tasks targets must be section heading strings, got ' .. (math.type(t) or type(t)))
+      end
+      if not t:find('%S') then raise('lua', 'tools.allow_tasks targets must be non-empty section headings') end
+      n = n + 1
+    end
+    if n == 0 then
+      raise('lua', 'tools.allow_tasks targets must name at least one section; call it with no argument to allow any section')
+    end
+  end
+  unavailable_fn('tools.allow_tasks')()
+end
 local calls_active, calls_get = E.calls_active, E.calls_get
 local calls_view = raw_setmetatable({}, {
   __index = function(_, k) return check(calls_get(k)) end,

@@ -271,6 +271,7 @@ pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answe
         }
         "local_end" => local_end(lua, c, args),
         "calls_active" => c.scope.borrow().calls.is_some().into_lua_multi(lua),
+        "in_handler" => (c.scope.borrow().handler_depth > 0).into_lua_multi(lua),
         "calls_get" => calls_get(lua, c, &arg(args, 0)),
         "loop_start" => loop_start(lua, c),
         "model_handle" => match arg(args, 0) {
@@ -383,6 +384,10 @@ fn offer_entries(ctx: &EntryCtx, call: &str, one: &str, args: &MultiValue) -> Re
         return Err(format!("{call} takes one {one} or a list of them, got extra {}", lua_type(extra)));
     }
     Ok(match args.front() {
+        // An empty list offers nothing; no argument at all is a mistake for packs.offer.
+        None | Some(Value::Nil) if one == "Pack" => {
+            return Err("packs.offer takes a Pack id, a Pack object, or a list of them, got nil".into())
+        }
         None | Some(Value::Nil) => Vec::new(),
         Some(Value::Table(t)) => sequence(t),
         Some(v) => vec![v.clone()],
@@ -584,6 +589,15 @@ async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_i
         }
         Err(msg) => {
             ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }));
+            if caller == "model" {
+                // The model reads the failure as the call's (untrusted) result.
+                let text = super::untrusted::envelope(&msg, &ctx.run.nonce);
+                ctx.run.emit(
+                    "tool_result",
+                    Some(&name),
+                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": false }),
+                );
+            }
             Err(msg)
         }
     }

@@ -347,7 +347,7 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
         };
         if let Err(reason) = check_uses_entry(&entry) {
             let at = entry_position(text, first_line, "uses", &entry);
-            return Err(err(format!("invalid frontmatter: invalid uses entry `{entry}`: {reason}"), at));
+            return Err(err(format!("invalid frontmatter: invalid uses entry `{entry}`: {reason} (line {}, column {})", at.0, at.1), at));
         }
         out.push(entry);
     }
