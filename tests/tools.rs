@@ -238,3 +238,11 @@ fn model_handles() {
         "writer|big-1|userdata|from critic|tools.call takes a tool id, a local alias, or a tool object, got userdata|Model handle objects are frozen: cannot assign field \"role\""
     );
 }
+
+#[test]
+fn sys_model_facts_after_the_first_round() {
+    let h = host();
+    h.model("writer", vec![json!({ "content": "hi", "finish_reason": "length", "model": "big-2" })]);
+    let lua = "models.use('writer')\nlocal before = pcall(function() return sys.model end)\nmessages:user('go')\nmodels.loop()\nreturn tostring(before) .. '|' .. sys.model .. '|' .. sys.reply_finish_reason";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "false|big-2|length");
+}

@@ -46,6 +46,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         scope: RefCell::new(Default::default()),
         messages: RefCell::new(Vec::new()),
         round: RefCell::new(Default::default()),
+        model_facts: RefCell::new(None),
     });
     let name = ctx.section_name().to_string();
     run.emit("section_started", Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));

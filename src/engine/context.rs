@@ -156,6 +156,8 @@ pub struct EntryCtx {
     pub messages: RefCell<Vec<Record>>,
     /// The `models.loop` round in progress.
     pub round: RefCell<Round>,
+    /// `sys.model` and `sys.reply_finish_reason`, set by the entry's model rounds.
+    pub model_facts: RefCell<Option<(String, String)>>,
 }
 
 #[derive(Default)]

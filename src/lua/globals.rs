@@ -209,6 +209,12 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
         "execution" => Json::from(ctx.run.execution.clone()),
         "section_name" => Json::from(ctx.section_name()),
         "section_count" => Json::from(ctx.run.prompt.sections.len()),
+        // Present once the entry's first model round has answered (models.infer never sets them).
+        "model" | "reply_finish_reason" => {
+            let facts = ctx.model_facts.borrow();
+            let (model, finish) = facts.as_ref()?;
+            Json::from(if name == "model" { model.as_str() } else { finish.as_str() })
+        }
         _ => return None,
     })
 }

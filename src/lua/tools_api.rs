@@ -725,6 +725,9 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
         Err(m) => return fail(lua, "model", m),
     };
     ctx.run.emit("model_turn_completed", Some(&name), crate::obj!({ "turn": turn }));
+    let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
+    let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
+    *ctx.model_facts.borrow_mut() = Some((model_id.to_string(), finish.to_string()));
     let calls = match parse_tool_calls(&reply) {
         Ok(calls) => calls,
         Err(m) => return fail(lua, "model", m),
