@@ -246,3 +246,15 @@ fn sys_model_facts_after_the_first_round() {
     let lua = "models.use('writer')\nlocal before = pcall(function() return sys.model end)\nmessages:user('go')\nmodels.loop()\nreturn tostring(before) .. '|' .. sys.model .. '|' .. sys.reply_finish_reason";
     assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "false|big-2|length");
 }
+
+#[test]
+fn models_use_is_fixed_after_the_first_round() {
+    let h = host();
+    h.model("writer", vec![json!("one")]);
+    h.model("critic", vec![]);
+    let lua = "models.use('writer')\nmessages:user('go')\nmodels.loop()\nlocal ok, e = pcall(models.use, 'critic')\nreturn e.message";
+    assert_eq!(
+        ok(&h, &section("models:\n  writer: {}\n  critic: {}\n", lua)),
+        "models.use: the section's model is fixed at its first model round; use another section for another model"
+    );
+}
