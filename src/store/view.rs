@@ -348,9 +348,4 @@ impl Store {
     pub fn has_file(&self, p: &str) -> bool {
         self.view.borrow().files.contains_key(p)
     }
-
-    /// Queued changes not yet sent (for tests of the batching).
-    pub fn pending(&self) -> usize {
-        self.view.borrow().pending.len()
-    }
 }
