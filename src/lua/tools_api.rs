@@ -122,24 +122,24 @@ fn entry(lua: &Lua) -> mlua::Result<Rc<EntryCtx>> {
     lua.app_data_ref::<Rc<EntryCtx>>().map(|c| c.clone()).ok_or_else(|| mlua::Error::runtime("no entry"))
 }
 
-fn tool_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
-    let cache: Table = lua.named_registry_value(TOOL_OBJECTS)?;
+/// The VM's one object for a tool or Pack, made on first use and kept in a registry cache, so
+/// every read hands out the same value (`==` and table keys work).
+fn cached_object(lua: &Lua, cache: &str, idx: usize, handle: Handle) -> mlua::Result<AnyUserData> {
+    let cache: Table = lua.named_registry_value(cache)?;
     if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
         return Ok(ud);
     }
-    let ud = lua.create_userdata(Handle::Tool(idx))?;
+    let ud = lua.create_userdata(handle)?;
     cache.raw_set(idx + 1, ud.clone())?;
     Ok(ud)
 }
 
+fn tool_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
+    cached_object(lua, TOOL_OBJECTS, idx, Handle::Tool(idx))
+}
+
 fn pack_object(lua: &Lua, idx: usize) -> mlua::Result<AnyUserData> {
-    let cache: Table = lua.named_registry_value(PACK_OBJECTS)?;
-    if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
-        return Ok(ud);
-    }
-    let ud = lua.create_userdata(Handle::Pack(idx))?;
-    cache.raw_set(idx + 1, ud.clone())?;
-    Ok(ud)
+    cached_object(lua, PACK_OBJECTS, idx, Handle::Pack(idx))
 }
 
 fn objects(lua: &Lua, tools: &[usize]) -> mlua::Result<Table> {
@@ -627,7 +627,8 @@ fn calls_get(lua: &Lua, ctx: &EntryCtx, key: &Value) -> Answer {
 /// The round in progress: the calls of the latest reply and their results so far.
 #[derive(Default)]
 pub struct Round {
-    pub reply: Option<Json>,
+    /// The text of the reply that asked for the calls (the assistant record's content).
+    pub content: String,
     pub calls: Vec<(ToolCall, Target)>,
     pub results: Vec<Option<String>>,
     /// Whether any round of this loop asked for tools (for the empty-reply rule).
@@ -677,7 +678,7 @@ fn loop_call(lua: &Lua, c: &EntryCtx, m: &Marks, args: &MultiValue) -> Answer {
 /// Appends the round's records: one assistant record with every call, one tool record each.
 fn loop_finish(lua: &Lua, c: &EntryCtx) -> Answer {
     let r = std::mem::take(&mut *c.round.borrow_mut());
-    let content = r.reply.as_ref().and_then(|j| j.get("content")).and_then(Json::as_str).unwrap_or("").to_string();
+    let content = r.content;
     {
         let mut msgs = c.messages.borrow_mut();
         msgs.push(Record { role: "assistant".into(), content, tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(), tool_call_id: None });
@@ -767,7 +768,7 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
     let n = resolved.len();
     let mut r = ctx.round.borrow_mut();
     r.had_calls = true;
-    r.reply = Some(crate::obj!({ "content": content }));
+    r.content = content;
     r.results = vec![None; n];
     r.calls = resolved;
     ok(lua, (false, n))

@@ -240,6 +240,23 @@ fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
     serde_json::to_value(v).ok()
 }
 
+/// A map key that must follow the alias grammar (role labels, argument names).
+fn alias_key(k: &Yaml, what: &str, under: &str, pos: (usize, usize)) -> Result<String, RunError> {
+    let key = k.as_str().unwrap_or_default().to_string();
+    if is_alias(&key) {
+        return Ok(key);
+    }
+    Err(err(
+        format!(
+            "invalid frontmatter: invalid {what} `{}` under {under}: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
+            show(k),
+            pos.0,
+            pos.1
+        ),
+        pos,
+    ))
+}
+
 fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_json::Value>, RunError> {
     let map = match v {
         Yaml::Null => return Ok(BTreeMap::new()),
@@ -253,18 +270,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
     };
     let mut out = BTreeMap::new();
     for (k, spec) in map {
-        let label = k.as_str().unwrap_or_default().to_string();
-        if !is_alias(&label) {
-            return Err(err(
-                format!(
-                    "invalid frontmatter: invalid role label `{}` under models: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
-                    show(k),
-                    pos.0,
-                    pos.1
-                ),
-                pos,
-            ));
-        }
+        let label = alias_key(k, "role label", "models", pos)?;
         let spec = match spec {
             Yaml::Null => crate::obj!({}),
             Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| crate::obj!({})),
@@ -292,18 +298,7 @@ fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_js
     };
     let mut out = BTreeMap::new();
     for (k, decl) in map {
-        let name = k.as_str().unwrap_or_default().to_string();
-        if !is_alias(&name) {
-            return Err(err(
-                format!(
-                    "invalid frontmatter: invalid argument name `{}` under args: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
-                    show(k),
-                    pos.0,
-                    pos.1
-                ),
-                pos,
-            ));
-        }
+        let name = alias_key(k, "argument name", "args", pos)?;
         let decl = yaml_to_json(decl).unwrap_or(serde_json::Value::Null);
         let ty = decl.get("type").and_then(|t| t.as_str());
         const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array", "null"];
