@@ -21,11 +21,7 @@ fn main() {
         .opt_level(2)
         .out_dir(&out)
         .compile("setjmp");
-    cc::Build::new()
-        .file("wasm-support/wasi_stubs.c")
-        .opt_level(2)
-        .out_dir(&out)
-        .compile("wasi_stubs");
+    cc::Build::new().file("wasm-support/wasi_stubs.c").opt_level(2).out_dir(&out).compile("wasi_stubs");
     println!("cargo:rustc-link-search=native={}", out.display());
     let wasi_lib = env::var("WASI_LIBDIR").unwrap_or_else(|_| "/usr/lib/wasm32-wasi".into());
     println!("cargo:rerun-if-env-changed=WASI_LIBDIR");
@@ -39,11 +35,7 @@ fn main() {
 fn minify_bootstrap() {
     println!("cargo:rerun-if-changed=src/lua/bootstrap.lua");
     let source = std::fs::read_to_string("src/lua/bootstrap.lua").expect("src/lua/bootstrap.lua");
-    let code: Vec<&str> = source
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| !l.is_empty() && !l.starts_with("--"))
-        .collect();
+    let code: Vec<&str> = source.lines().map(str::trim_start).filter(|l| !l.is_empty() && !l.starts_with("--")).collect();
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("bootstrap.min.lua");
     std::fs::write(out, code.join("\n")).expect("write bootstrap.min.lua");
 }

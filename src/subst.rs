@@ -188,9 +188,7 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
         }
         "argv" => {
             let argv = match r.argv() {
-                None | Some(Json::Null) => {
-                    return Err((SubstKind::NilArgv, format!("{placeholder} is nil (the args string is not JSON)")))
-                }
+                None | Some(Json::Null) => return Err((SubstKind::NilArgv, format!("{placeholder} is nil (the args string is not JSON)"))),
                 Some(v) => v.clone(),
             };
             walk(argv, rest).ok_or_else(missing)?

@@ -8,7 +8,11 @@ fn frontmatter_unknown_key_names_the_key_its_place_and_the_allowed_keys() {
     let e = error("---\nname: x\nnmae: y\n---\n# T\n", "");
     assert_eq!(e.kind, RunErrorKind::Frontmatter);
     assert_eq!((e.line, e.column), (Some(3), Some(1)));
-    assert!(e.message.starts_with("invalid frontmatter: unknown key `nmae` (line 3, column 1); allowed keys: name, description, runvil"), "{}", e.message);
+    assert!(
+        e.message.starts_with("invalid frontmatter: unknown key `nmae` (line 3, column 1); allowed keys: name, description, runvil"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

@@ -20,7 +20,12 @@ fn endless_loop_hits_the_instruction_budget() {
 fn pcall_cannot_swallow_the_budget() {
     let e = error(&main_block("while true do pcall(function() while true do end end) end"), "");
     assert_eq!(e.kind, RunErrorKind::Limit);
-    let e = error(&main_block("local n = 0\nwhile true do local ok = xpcall(function() while true do end end, function(m) return m end) n = n + 1 end"), "");
+    let e = error(
+        &main_block(
+            "local n = 0\nwhile true do local ok = xpcall(function() while true do end end, function(m) return m end) n = n + 1 end",
+        ),
+        "",
+    );
     assert_eq!(e.kind, RunErrorKind::Limit);
 }
 
@@ -58,7 +63,23 @@ fn cancellation_stops_a_busy_block() {
 
 #[test]
 fn removed_globals_are_absent() {
-    let names = ["io", "os", "debug", "package", "load", "dofile", "loadfile", "print", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage", "coroutine", "require_lua"];
+    let names = [
+        "io",
+        "os",
+        "debug",
+        "package",
+        "load",
+        "dofile",
+        "loadfile",
+        "print",
+        "rawget",
+        "rawset",
+        "rawequal",
+        "rawlen",
+        "collectgarbage",
+        "coroutine",
+        "require_lua",
+    ];
     for name in names {
         assert_eq!(result(&main_block(&format!("return type(_G[{name:?}])")), ""), "nil", "{name}");
     }

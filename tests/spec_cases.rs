@@ -61,10 +61,7 @@ fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
     if digits.len() % 2 != 0 {
         return Err(format!("odd number of hex digits in {text:?}"));
     }
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(|e| format!("bad hex {text:?}: {e}")))
-        .collect()
+    (0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(|e| format!("bad hex {text:?}: {e}"))).collect()
 }
 
 fn parse_json_text(text: &str) -> Result<Vec<u8>, String> {
@@ -118,8 +115,7 @@ fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, String> {
             } else if let Some(rest) = line.strip_prefix("args: ") {
                 args = rest.to_string();
             } else if let Some(rest) = line.strip_prefix("args-json: ") {
-                args = serde_json::from_str::<String>(rest)
-                    .map_err(|e| format!("{file}:{i}: case {name}: bad args-json: {e}"))?;
+                args = serde_json::from_str::<String>(rest).map_err(|e| format!("{file}:{i}: case {name}: bad args-json: {e}"))?;
             } else if let Some(rest) = line.strip_prefix("pending: ") {
                 pending = Some(rest.trim().to_string());
             } else if let Some(rest) = line.strip_prefix("file: ") {
@@ -235,10 +231,7 @@ fn is_trailer(line: &str) -> bool {
 }
 
 fn is_expect_marker(line: &str) -> bool {
-    line == "--- result"
-        || line == "--- result-none"
-        || line.starts_with("--- error ")
-        || line.starts_with("--- error-contains ")
+    line == "--- result" || line == "--- result-none" || line.starts_with("--- error ") || line.starts_with("--- error-contains ")
 }
 
 fn case_files() -> Vec<PathBuf> {
@@ -285,9 +278,7 @@ fn check(case: &Case, outcome: &Result<Option<String>, runvil::RunError>) -> Opt
         (Expect::Result(want), Ok(Some(got))) => want == got,
         (Expect::ResultNone, Ok(None)) => true,
         (Expect::Error { kind, message }, Err(e)) => e.kind.as_str() == kind && &e.message == message,
-        (Expect::ErrorContains { kind, lines }, Err(e)) => {
-            e.kind.as_str() == kind && lines.iter().all(|l| e.message.contains(l.as_str()))
-        }
+        (Expect::ErrorContains { kind, lines }, Err(e)) => e.kind.as_str() == kind && lines.iter().all(|l| e.message.contains(l.as_str())),
         _ => false,
     };
     if ok {
@@ -310,7 +301,8 @@ fn check_files(case: &Case, got: &[(String, Vec<u8>)]) -> Option<String> {
     if want.as_slice() == got {
         return None;
     }
-    let show = |files: &[(String, Vec<u8>)]| files.iter().map(|(p, d)| format!("       {}", show_file(p, d))).collect::<Vec<_>>().join("\n");
+    let show =
+        |files: &[(String, Vec<u8>)]| files.iter().map(|(p, d)| format!("       {}", show_file(p, d))).collect::<Vec<_>>().join("\n");
     Some(format!("store after the run differs\n     expected files:\n{}\n     got files:\n{}", show(want), show(got)))
 }
 
@@ -409,10 +401,7 @@ fn parser_reads_every_form() {
     assert_eq!(cases[1].pending.as_deref(), Some("call"));
     assert_eq!(cases[1].expect, Expect::ResultNone);
     assert_eq!(cases[2].expect, Expect::Error { kind: "Lua".into(), message: "m".into() });
-    assert_eq!(
-        cases[3].expect,
-        Expect::ErrorContains { kind: "Parse".into(), lines: vec!["x".into(), "y".into()] }
-    );
+    assert_eq!(cases[3].expect, Expect::ErrorContains { kind: "Parse".into(), lines: vec!["x".into(), "y".into()] });
     assert!(cases.iter().all(|c| !c.needs_store()));
 }
 
@@ -424,10 +413,7 @@ fn parser_reads_store_lines() {
                 === c\n--- prompt\ns\n--- result-none\n";
     let cases = parse_cases("t", text).unwrap();
     assert_eq!(cases.len(), 3);
-    assert_eq!(
-        cases[0].files,
-        vec![("notes/a.txt".to_string(), b"x = y\n".to_vec()), ("bad.bin".to_string(), vec![0xff, 0xfe, 0x00])]
-    );
+    assert_eq!(cases[0].files, vec![("notes/a.txt".to_string(), b"x = y\n".to_vec()), ("bad.bin".to_string(), vec![0xff, 0xfe, 0x00])]);
     assert!(cases[0].read_only);
     assert_eq!(cases[0].expect, Expect::Result("r1\nr2".into()));
     assert_eq!(

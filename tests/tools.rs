@@ -22,10 +22,17 @@ fn host() -> Rc<TestHost> {
     h.packs.borrow_mut().push(PackSpec {
         name: "web".into(),
         description: "Search the web and fetch pages.".into(),
-        tools: vec![tool("fetch", "Fetch a web page and return its text.", false, false), tool("search", "Search the web and return a list of results (title, url, description).", false, false)],
+        tools: vec![
+            tool("fetch", "Fetch a web page and return its text.", false, false),
+            tool("search", "Search the web and return a list of results (title, url, description).", false, false),
+        ],
         ..Default::default()
     });
-    h.packs.borrow_mut().push(PackSpec { name: "user-input".into(), tools: vec![tool("ask", "Ask the operator.", true, false)], ..Default::default() });
+    h.packs.borrow_mut().push(PackSpec {
+        name: "user-input".into(),
+        tools: vec![tool("ask", "Ask the operator.", true, false)],
+        ..Default::default()
+    });
     h.tool_answers.borrow_mut().insert("user-input/ask".into(), Ok("hi".into()));
     h.tool_answers.borrow_mut().insert("web/fetch".into(), Err("web_fetch: missing url argument".into()));
     h
@@ -50,7 +57,10 @@ fn section(front: &str, lua: &str) -> String {
 fn ask_once_and_plain_result() {
     let h = host();
     assert_eq!(ok(&h, &section("uses: [user-input]\n", "return tools.call('user-input/ask')")), "hi");
-    assert_eq!(ok(&h, &section("uses: [user-input]\n", "local out = tools.call('user-input/ask')\nreturn type(out) .. '|' .. out")), "string|hi");
+    assert_eq!(
+        ok(&h, &section("uses: [user-input]\n", "local out = tools.call('user-input/ask')\nreturn type(out) .. '|' .. out")),
+        "string|hi"
+    );
 }
 
 #[test]
@@ -64,7 +74,10 @@ fn missing_and_unusable_packs_refuse_the_run() {
 #[test]
 fn tool_and_pack_objects() {
     let h = host();
-    assert_eq!(ok(&h, &section("uses: [web]\n", "local fetch = tools.get('web/fetch')\nreturn fetch.pack.name .. '|' .. fetch.id")), "web|web/fetch");
+    assert_eq!(
+        ok(&h, &section("uses: [web]\n", "local fetch = tools.get('web/fetch')\nreturn fetch.pack.name .. '|' .. fetch.id")),
+        "web|web/fetch"
+    );
     assert_eq!(
         ok(&h, &section("uses: [web]\n", "local fetch = tools.get('web/fetch')\nlocal owner = packs.get('web')\nreturn fetch.id .. '|' .. owner.name .. '|' .. tostring(fetch.pack == owner)")),
         "web/fetch|web|true"
@@ -74,7 +87,10 @@ fn tool_and_pack_objects() {
     let lua = "return packs.required()[1].name .. packs.extras()[1].name .. packs.extras()[2].name .. tostring(tools.get('web_search')) .. type(tools.get('web/fetch'))";
     assert_eq!(ok(&h, &section("uses: [user-input]\n", lua)), "user-inputsubagentswebniluserdata");
     let lua = "local ok, e = pcall(function() tools.get('web/fetch').description = 'x' end)\nlocal ok2, e2 = pcall(tools.get, 42)\nreturn tostring(e) .. '|' .. e.kind .. '|' .. tostring(e2)";
-    assert_eq!(ok(&h, &section("uses: [web]\n", lua)), "Tool objects are frozen: cannot assign field \"description\"|lua|tools.get takes a tool id, got integer");
+    assert_eq!(
+        ok(&h, &section("uses: [web]\n", lua)),
+        "Tool objects are frozen: cannot assign field \"description\"|lua|tools.get takes a tool id, got integer"
+    );
 }
 
 #[test]
@@ -108,7 +124,8 @@ fn local_tools_from_lua() {
     assert_eq!(ok(&h, &section("", lua)), "false|true|custom");
     let lua = "tools.offer_local('grab', 'Keep', { value = 'string' }, function(args)\n  store.write('grab.txt', 'kept ' .. args.value)\n  return store.read('grab.txt')\nend)\ntools.offer_local('inner', 'Inner', { value = 'string' }, function(args) return 'inner ' .. args.value end)\ntools.offer_local('outer', 'Outer', { value = 'string' }, function(args) return 'outer ' .. tools.call('inner', { value = args.value }) end)\ntools.offer_local('relay', 'Relay', {}, function() return 'relayed ' .. tools.call('user-input/ask') end)\nreturn tools.call('grab', { value = 'hi' }) .. '|' .. tools.call('outer', { value = 'hi' }) .. '|' .. tools.call('relay', {})";
     assert_eq!(ok(&h, &section("uses:\n  - user-input\n", lua)), "kept hi|outer inner hi|relayed hi");
-    let e = run_on(&h, &section("", "tools.offer_local('grab', 'g', {}, function() return {} end)\nreturn tools.call('grab')")).unwrap_err();
+    let e =
+        run_on(&h, &section("", "tools.offer_local('grab', 'g', {}, function() return {} end)\nreturn tools.call('grab')")).unwrap_err();
     assert_eq!(e.message, "cannot return a table as a result");
 }
 
@@ -137,17 +154,27 @@ fn call(id: &str, name: &str, args: Json) -> Json {
 #[test]
 fn grab_loop_and_records() {
     let h = host();
-    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("call_1", "grab", json!({"value": "x"}))], "finish_reason": "tool_calls" }), json!("done")]);
+    h.model(
+        "writer",
+        vec![
+            json!({ "content": "", "tool_calls": [call("call_1", "grab", json!({"value": "x"}))], "finish_reason": "tool_calls" }),
+            json!("done"),
+        ],
+    );
     let lua = "models.use('writer')\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  return 'grabbed ' .. args.value\nend)\nmessages:user('Grab x.')\nmodels.loop()\nreturn messages[3].content .. '|' .. messages[3].tool_call_id";
     assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "grabbed x|call_1");
     let first = &h.requests.borrow()[0];
-    assert_eq!(first["tools"], json!([{ "name": "grab", "description": "Grab a value", "parameters": {"type":"object","properties":{"value":{"type":"string"}},"required":["value"]} }]));
+    assert_eq!(
+        first["tools"],
+        json!([{ "name": "grab", "description": "Grab a value", "parameters": {"type":"object","properties":{"value":{"type":"string"}},"required":["value"]} }])
+    );
 }
 
 #[test]
 fn grab_state_and_raise_in_loop() {
     let h = host();
-    let two = json!({ "content": "", "tool_calls": [call("c1", "grab", json!({"value": "a"})), call("c2", "grab", json!({"value": "b"}))] });
+    let two =
+        json!({ "content": "", "tool_calls": [call("c1", "grab", json!({"value": "a"})), call("c2", "grab", json!({"value": "b"}))] });
     h.model("writer", vec![two.clone(), json!("final")]);
     let lua = "models.use('writer')\nlocal calls = {}\nlocal seen = {}\nmessages:user('Grab a, then b.')\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)\n  calls[#calls + 1] = args.value\n  seen[#seen + 1] = #messages\n  return 'grabbed ' .. args.value\nend)\nmodels.loop()\nreturn table.concat(calls, ',') .. '|' .. table.concat(seen, ',') .. '|' .. #messages";
     assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "a,b|1,1|5");
@@ -164,7 +191,10 @@ fn bound_tool_loop_failure_and_scope_gate() {
     assert_eq!(ok(&h, &section("uses:\n  - web\nmodels:\n  writer: {}\n", lua)), "tool|1|final answer");
     h.model("writer", vec![json!({ "content": "", "tool_calls": [call("c", "rogue", json!({}))] })]);
     let lua = "models.use('writer')\ntools.offer_local('echo', 'Echo a value', { value = 'string' }, function(args) return args.value end)\nmessages:user('Use your tools.')\nlocal ok, err = pcall(models.loop)\nif not ok and err.kind == 'out_of_scope_tool' then\n  return 'the model asked for ' .. err.name .. ': ' .. tostring(err) .. ' (' .. #messages .. ')'\nend\nreturn messages[#messages].content";
-    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "the model asked for rogue: tool \"rogue\" is not in this section's scope; in-scope aliases: [\"echo\"] (1)");
+    assert_eq!(
+        ok(&h, &section("models:\n  writer: {}\n", lua)),
+        "the model asked for rogue: tool \"rogue\" is not in this section's scope; in-scope aliases: [\"echo\"] (1)"
+    );
 }
 
 #[test]
@@ -176,14 +206,18 @@ fn offer_order_and_fixed_list() {
         ok(&h, &section("uses: [web]\nmodels:\n  writer: {}\n", lua)),
         "tools.offer: the section's tool list is fixed at its first models.loop round; make every offer before the first loop, or offer in another section"
     );
-    let names: Vec<String> = h.requests.borrow()[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> =
+        h.requests.borrow()[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, ["web_search", "web_fetch"]);
 }
 
 #[test]
 fn decide_in_h1() {
     let h = host();
-    h.model("writer", vec![json!({ "content": "", "tool_calls": [call("d1", "decide", json!({"choice": "use_mcp"}))] }), json!("recorded it")]);
+    h.model(
+        "writer",
+        vec![json!({ "content": "", "tool_calls": [call("d1", "decide", json!({"choice": "use_mcp"}))] }), json!("recorded it")],
+    );
     let src = "---\nname: decide\ndescription: d\nrunvil: 0\nmodels:\n  writer: {}\n---\n\n# Decide\n\n```lua\nmodels.default('writer')\ntools.offer_local('decide', 'Record the verdict', { choice = 'string' }, function(args)\n  var.verdict = args.choice\n  return 'recorded'\nend)\nmessages:user('Choose use_mcp or use_web and record your choice with the decide tool.')\nmodels.loop()\n```\n\n## Result\n\n```lua\nreturn var.verdict\n```\n";
     assert_eq!(ok(&h, src), "use_mcp");
 }
@@ -218,10 +252,18 @@ fn prelude_rules() {
     );
     let h = with_prelude("tools = 1");
     let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
-    assert_eq!((e.kind, e.message.as_str()), (RunErrorKind::Lua, "Pack `user-input`: its prelude defines the global `tools`, which is reserved as an Engine global"));
+    assert_eq!(
+        (e.kind, e.message.as_str()),
+        (RunErrorKind::Lua, "Pack `user-input`: its prelude defines the global `tools`, which is reserved as an Engine global")
+    );
     let h = with_prelude("local x = tools.call('user-input/ask')");
     let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
-    assert!(e.message.starts_with("Pack `user-input`: its prelude failed to load: ") && e.message.ends_with("A prelude only defines functions; it must not call tools while loading."), "{}", e.message);
+    assert!(
+        e.message.starts_with("Pack `user-input`: its prelude failed to load: ")
+            && e.message.ends_with("A prelude only defines functions; it must not call tools while loading."),
+        "{}",
+        e.message
+    );
     let h = with_prelude("x = require('x')");
     let e = run_on(&h, &section("uses: [user-input]\n", "return 'unreachable'")).unwrap_err();
     assert!(e.message.contains("attempt to call a nil value (global 'require')"), "{}", e.message);

@@ -102,10 +102,7 @@ fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
         Ok(Json::Null) => None,
         Ok(j) => Some(j),
         Err(e) => {
-            return Err(RunError::new(
-                RunErrorKind::Lua,
-                format!("argv must hold JSON data when the H1 pass ends: {}", e.describe()),
-            ))
+            return Err(RunError::new(RunErrorKind::Lua, format!("argv must hold JSON data when the H1 pass ends: {}", e.describe())))
         }
     };
     *ctx.chain.argv.borrow_mut() = frozen;
@@ -192,10 +189,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
             if ctx.is_h1() && vm.is_substitution_error.call::<bool>(t.clone()).unwrap_or(false) {
-                return RunError::new(
-                    RunErrorKind::RequirementsUnmet,
-                    format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"),
-                );
+                return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
             let kind = match kind.as_str() {
                 "tool" | "unbound_tool" | "out_of_scope_tool" | "round_cap" => RunErrorKind::Tool,
@@ -213,17 +207,20 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
         Value::Nil => lua_error("nil".into()),
         Value::Error(_) => lua_error(crate::lua::tools_api::error_parts(&err).map(|(_, m)| m).unwrap_or_default()),
         Value::UserData(ud) => lua_error(userdata_text(&vm.lua, ud)),
-        other => lua_error(vm.lua.coerce_string(other.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_else(|| {
-            format!("(error object is a {} value)", other.type_name())
-        })),
+        other => lua_error(
+            vm.lua
+                .coerce_string(other.clone())
+                .ok()
+                .flatten()
+                .map(|s| s.to_string_lossy())
+                .unwrap_or_else(|| format!("(error object is a {} value)", other.type_name())),
+        ),
     }
 }
 
 fn userdata_text(lua: &Lua, ud: &AnyUserData) -> String {
     let tostring: Option<mlua::Function> = lua.globals().raw_get("tostring").ok();
-    tostring
-        .and_then(|f| f.call::<String>(ud.clone()).ok())
-        .unwrap_or_else(|| "(error object is a userdata value)".into())
+    tostring.and_then(|f| f.call::<String>(ud.clone()).ok()).unwrap_or_else(|| "(error object is a userdata value)".into())
 }
 
 /// The scalar return rule (blocks and local tool handlers): the first returned value, if not

@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
-use crate::prompt::Prompt;
 use crate::lua::tools_api::Round;
+use crate::prompt::Prompt;
 use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};

@@ -15,8 +15,8 @@ use crate::host::Host;
 use crate::store::view::Store;
 use crate::store::{Backend, MemoryBackend};
 pub use block::EntryEnd;
-pub use context::{Limits, Ui};
 use context::{Chain, RunShared};
+pub use context::{Limits, Ui};
 
 /// What a host passes for one run.
 #[derive(Clone, Default)]
@@ -66,10 +66,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     let limits = Limits {
         instructions: o.instructions.unwrap_or(defaults.instructions),
         memory_bytes: o.memory_bytes.unwrap_or(defaults.memory_bytes),
-        max_tool_iterations: o
-            .max_tool_iterations
-            .or(prompt.front.max_tool_iterations)
-            .unwrap_or(defaults.max_tool_iterations),
+        max_tool_iterations: o.max_tool_iterations.or(prompt.front.max_tool_iterations).unwrap_or(defaults.max_tool_iterations),
         fanout_concurrency: o.fanout_concurrency.unwrap_or(defaults.fanout_concurrency),
     };
     // Without `args:` the implicit declaration wraps the string; with one, argv is its JSON
@@ -81,9 +78,8 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     // The store opens before anything runs: a failing backend fails the run, never a silent
     // throwaway store.
     let backend: Rc<dyn Backend> = options.store.clone().unwrap_or_else(|| Rc::new(MemoryBackend::default()));
-    let store = Store::open(backend)
-        .await
-        .map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
+    let store =
+        Store::open(backend).await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
     let host_packs = host.packs();
     let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
     let run = Rc::new(RunShared {
@@ -112,12 +108,8 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     if let Some(stop) = run.stop.borrow().clone() {
         return Err(stop);
     }
-    let chain = Rc::new(Chain {
-        id: "0".into(),
-        args: options.args,
-        argv: RefCell::new(argv),
-        var: Rc::new(RefCell::new(crate::obj!({}))),
-    });
+    let chain =
+        Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(crate::obj!({}))) });
     let result = walk(&run, &chain).await;
     // Every write the run made is in the backend before the run ends, success or failure.
     let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));

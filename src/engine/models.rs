@@ -45,7 +45,11 @@ pub fn select_role(ctx: &EntryCtx, role: &Value, default: bool) -> Result<(), St
 /// A declared role label (or `default` when the prompt declares none), for `models.get`.
 pub fn declared_role(ctx: &EntryCtx, role: &str) -> bool {
     let roles = declared(ctx);
-    if roles.is_empty() { role == DEFAULT_ROLE } else { roles.iter().any(|r| r == role) }
+    if roles.is_empty() {
+        role == DEFAULT_ROLE
+    } else {
+        roles.iter().any(|r| r == role)
+    }
 }
 
 /// The role this entry's model rounds run on.
@@ -69,8 +73,7 @@ pub fn spec_of(ctx: &EntryCtx, role: &str) -> Json {
 
 /// Every declared role must have a model before the run starts: one notice line per missing role.
 pub fn unmet_requirements(run: &super::context::RunShared) -> Vec<String> {
-    run
-        .prompt
+    run.prompt
         .front
         .models
         .iter()

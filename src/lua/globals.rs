@@ -133,11 +133,8 @@ fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
     match argv {
         None | Some(Json::Null) => ok(lua, Value::Nil),
         Some(j @ (Json::Object(_) | Json::Array(_))) => {
-            let handle = values::JsonHandle {
-                root: Rc::new(std::cell::RefCell::new(j)),
-                path: Vec::new(),
-                access: values::Access::FrozenArgv,
-            };
+            let handle =
+                values::JsonHandle { root: Rc::new(std::cell::RefCell::new(j)), path: Vec::new(), access: values::Access::FrozenArgv };
             ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
         }
         Some(scalar) => ok(lua, values::to_lua(lua, &scalar, &env.marks)?),

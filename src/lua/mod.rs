@@ -21,8 +21,25 @@ use values::{Marks, ProxyShims};
 /// Everything else the base library defines is removed after the bootstrap captured what it
 /// needs (`rawset` for the `_G` metatable).
 const BASE_ALLOWED: &[&str] = &[
-    "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "select", "setmetatable", "tonumber",
-    "tostring", "type", "xpcall", "_G", "_VERSION", "string", "table", "math", "utf8",
+    "assert",
+    "error",
+    "getmetatable",
+    "ipairs",
+    "next",
+    "pairs",
+    "pcall",
+    "select",
+    "setmetatable",
+    "tonumber",
+    "tostring",
+    "type",
+    "xpcall",
+    "_G",
+    "_VERSION",
+    "string",
+    "table",
+    "math",
+    "utf8",
 ];
 
 /// The hook runs every this many VM instructions: often enough to stop a runaway block
@@ -77,11 +94,7 @@ pub fn setup_error(ctx: &EntryCtx, e: mlua::Error) -> RunError {
 pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
     RunError::new(
         RunErrorKind::Limit,
-        format!(
-            "memory ceiling of {} bytes exceeded in section {}",
-            ctx.run.limits.memory_bytes,
-            ctx.heading()
-        ),
+        format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading()),
     )
 }
 
@@ -118,11 +131,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     suspend::install(&lua, &e, ctx)?;
     tools_api::install(&lua, &e, ctx)?;
 
-    let internals: Table = lua
-        .load(bootstrap_bytecode()?)
-        .set_mode(ChunkMode::Binary)
-        .set_name("=runvil bootstrap")
-        .call((g.clone(), e, dispatch))?;
+    let internals: Table =
+        lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e, dispatch))?;
     let fns: Table = internals.get("var_mt_fns")?;
     let proxy_shims =
         ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
@@ -146,13 +156,11 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         let (k, v) = pair?;
         if let Value::String(name) = &k {
             let name = name.to_string_lossy();
-            let engine = matches!(
-                name.as_str(),
-                "args" | "var" | "sys" | "prompt" | "ui" | "json" | "log" | "untrusted" | "item"
-            ) || matches!(
-                name.as_str(),
-                "call" | "jump" | "require" | "tasks" | "tools" | "packs" | "store" | "compactors" | "messages" | "models"
-            );
+            let engine = matches!(name.as_str(), "args" | "var" | "sys" | "prompt" | "ui" | "json" | "log" | "untrusted" | "item")
+                || matches!(
+                    name.as_str(),
+                    "call" | "jump" | "require" | "tasks" | "tools" | "packs" | "store" | "compactors" | "messages" | "models"
+                );
             if !engine && !BASE_ALLOWED.contains(&name.as_str()) && !matches!(v, Value::Nil) {
                 remove.push(name);
             }
@@ -191,11 +199,7 @@ fn install_hook(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
             ctx.run.stop_with(
                 RunError::new(
                     RunErrorKind::Limit,
-                    format!(
-                        "instruction budget of {} exceeded in section {}",
-                        ctx.run.limits.instructions,
-                        ctx.heading()
-                    ),
+                    format!("instruction budget of {} exceeded in section {}", ctx.run.limits.instructions, ctx.heading()),
                 )
                 .in_section(&ctx.heading()),
             );

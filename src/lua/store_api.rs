@@ -27,9 +27,7 @@ fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> 
         Value::String(s) => Ok(s.as_bytes().to_vec()),
         Value::Integer(i) if ctx.loading_shared() => Ok(i.to_string().into_bytes()),
         Value::Number(_) if ctx.loading_shared() => Ok(lua_text(ctx, v).into_bytes()),
-        other if ctx.loading_shared() => {
-            Err(format!("error converting Lua {} to String (expected string or number)", other.type_name()))
-        }
+        other if ctx.loading_shared() => Err(format!("error converting Lua {} to String (expected string or number)", other.type_name())),
         other => Err(format!("{name} must be a string, got {}", type_name(other))),
     }
 }
@@ -50,11 +48,12 @@ fn bound_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Option<i64>, Strin
         Value::Nil => Ok(None),
         Value::Integer(i) => Ok(Some(*i)),
         Value::Number(n) if n.fract() == 0.0 && *n >= -9.223_372_036_854_776e18 && *n < 9.223_372_036_854_776e18 => Ok(Some(*n as i64)),
-        Value::String(s) if ctx.loading_shared() => {
-            s.to_str().ok().and_then(|t| t.trim().parse::<i64>().ok()).map(Some).ok_or_else(|| {
-                "error converting Lua string to i64 (expected number)".to_string()
-            })
-        }
+        Value::String(s) if ctx.loading_shared() => s
+            .to_str()
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+            .map(Some)
+            .ok_or_else(|| "error converting Lua string to i64 (expected number)".to_string()),
         other if ctx.loading_shared() => Err(format!("error converting Lua {} to i64 (expected number)", other.type_name())),
         other => Err(format!("{name} must be an integer, got {}", type_name(other))),
     }
@@ -172,11 +171,7 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) 
         Err(m) => return fail(lua, "lua", m),
     };
     let store = ctx.run.store.clone();
-    let result = if append {
-        store.append(&ctx.chain.id, &p, &contents).await
-    } else {
-        store.write(&ctx.chain.id, &p, &contents).await
-    };
+    let result = if append { store.append(&ctx.chain.id, &p, &contents).await } else { store.write(&ctx.chain.id, &p, &contents).await };
     match result {
         Ok(()) => ok(lua, ()),
         Err(f) => answer_failure(lua, ctx, f),
@@ -185,11 +180,7 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) 
 
 async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, numbered: bool) -> Answer {
     let parsed = (|| -> Result<_, String> {
-        Ok((
-            string_arg(ctx, &arg(args, 0), "path")?,
-            bound_arg(ctx, &arg(args, 1), "start")?,
-            bound_arg(ctx, &arg(args, 2), "end")?,
-        ))
+        Ok((string_arg(ctx, &arg(args, 0), "path")?, bound_arg(ctx, &arg(args, 1), "start")?, bound_arg(ctx, &arg(args, 2), "end")?))
     })();
     let (p, start, end) = match parsed {
         Ok(v) => v,

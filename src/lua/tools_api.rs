@@ -101,7 +101,8 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
                 "content" => text(&r.content),
                 "tool_call_id" => r.tool_call_id.as_deref().map(text).unwrap_or(Ok(Value::Nil)),
                 "tool_calls" if !r.tool_calls.is_empty() => {
-                    let list: Vec<Json> = r.tool_calls.iter().map(|c| crate::obj!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
+                    let list: Vec<Json> =
+                        r.tool_calls.iter().map(|c| crate::obj!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect();
                     let m = Marks { array_mt: lua.create_table()? };
                     values::to_lua(lua, &Json::Array(list), &m)
                 }
@@ -334,7 +335,11 @@ fn local_end(lua: &Lua, c: &EntryCtx, args: &MultiValue) -> Answer {
         }
     };
     c.run.emit("tool_call_succeeded", Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-    c.run.emit("tool_result", Some(&name), crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }));
+    c.run.emit(
+        "tool_result",
+        Some(&name),
+        crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
+    );
     ok(lua, text)
 }
 
@@ -420,7 +425,11 @@ fn packs_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
             Value::String(s) => {
                 let name = s.to_string_lossy();
                 if let Some(reason) = crate::tools::catalog::pack_id_error(&name) {
-                    return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {name:?}: invalid Pack id: {reason}"));
+                    return fail(
+                        lua,
+                        "lua",
+                        format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {name:?}: invalid Pack id: {reason}"),
+                    );
                 }
                 match ctx.run.catalog.pack(&name) {
                     Some(i) => i,
@@ -438,7 +447,9 @@ fn packs_offer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
                 Ok(Handle::Pack(p)) => p,
                 _ => return fail(lua, "lua", "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
             },
-            other => return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {}", lua_type(other))),
+            other => {
+                return fail(lua, "lua", format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {}", lua_type(other)))
+            }
         };
         picked.push(idx);
     }
@@ -497,13 +508,21 @@ fn offer_local(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
                 (ty, d)
             }
             _ => {
-                return fail(lua, "lua", format!("tools.offer_local param {name:?} must be a type string or a {{type, description}} array"));
+                return fail(
+                    lua,
+                    "lua",
+                    format!("tools.offer_local param {name:?} must be a type string or a {{type, description}} array"),
+                );
             }
         };
         if !["string", "integer", "number", "boolean"].contains(&ty.as_str()) {
-            return fail(lua, "lua", format!(
+            return fail(
+                lua,
+                "lua",
+                format!(
                 "tools.offer_local param {name:?} has unsupported type {ty:?}: expected \"string\", \"integer\", \"number\", or \"boolean\""
-            ));
+            ),
+            );
         }
         list.push((name, ty, description));
     }
@@ -544,7 +563,9 @@ fn resolve(lua: &Lua, ctx: &EntryCtx, marks: &Marks, tool: Value, args: Value) -
         Ok(mv)
     };
     if TASK_BUILTINS.contains(&name.as_str()) {
-        return unbound(format!("tool {name:?} is a task built-in, which only a model can call; Lua starts tasks with the tasks namespace"));
+        return unbound(format!(
+            "tool {name:?} is a task built-in, which only a model can call; Lua starts tasks with the tasks namespace"
+        ));
     }
     if ctx.scope.borrow().locals.iter().any(|l| l.alias == name) {
         let m = Marks { array_mt: marks.array_mt.clone() };
@@ -565,7 +586,15 @@ fn resolve(lua: &Lua, ctx: &EntryCtx, marks: &Marks, tool: Value, args: Value) -
 
 /// Runs one catalog tool through the host. Returns the text the caller gets (wrapped when
 /// untrusted) and its trust, or the tool's model-safe failure message.
-async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_id: &str, turn: u64, caller: &str) -> Result<(String, bool), String> {
+async fn call_catalog(
+    ctx: &EntryCtx,
+    idx: usize,
+    used: &str,
+    args: Json,
+    call_id: &str,
+    turn: u64,
+    caller: &str,
+) -> Result<(String, bool), String> {
     let t = &ctx.run.catalog.tools[idx];
     ctx.scope.borrow_mut().count(&ctx.run.catalog, &t.id);
     let name = ctx.section_name().to_string();
@@ -579,7 +608,11 @@ async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_i
     match outcome {
         Ok(text) => {
             let text = if trusted { text } else { super::untrusted::envelope(&text, &ctx.run.nonce) };
-            ctx.run.emit("tool_call_succeeded", Some(&name), crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
+            ctx.run.emit(
+                "tool_call_succeeded",
+                Some(&name),
+                crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }),
+            );
             ctx.run.emit(
                 "tool_result",
                 Some(&name),
@@ -588,7 +621,11 @@ async fn call_catalog(ctx: &EntryCtx, idx: usize, used: &str, args: Json, call_i
             Ok((text, trusted))
         }
         Err(msg) => {
-            ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }));
+            ctx.run.emit(
+                "tool_call_failed",
+                Some(&name),
+                crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }),
+            );
             if caller == "model" {
                 // The model reads the failure as the call's (untrusted) result.
                 let text = super::untrusted::envelope(&msg, &ctx.run.nonce);
@@ -681,9 +718,19 @@ fn loop_finish(lua: &Lua, c: &EntryCtx) -> Answer {
     let content = r.content;
     {
         let mut msgs = c.messages.borrow_mut();
-        msgs.push(Record { role: "assistant".into(), content, tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(), tool_call_id: None });
+        msgs.push(Record {
+            role: "assistant".into(),
+            content,
+            tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
+            tool_call_id: None,
+        });
         for ((call, _), text) in r.calls.iter().zip(r.results) {
-            msgs.push(Record { role: "tool".into(), content: text.unwrap_or_default(), tool_calls: Vec::new(), tool_call_id: Some(call.id.clone()) });
+            msgs.push(Record {
+                role: "tool".into(),
+                content: text.unwrap_or_default(),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(call.id.clone()),
+            });
         }
     }
     *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
@@ -755,10 +802,18 @@ pub async fn loop_round(lua: &Lua, ctx: &EntryCtx) -> Answer {
                 emit_batch(ctx, turn, &calls, &advertised);
                 ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
                 let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
-                let hint = if ctx.run.catalog.by_wire(&call.name).is_some() { " (a catalog tool that was not offered in this section)" } else { "" };
+                let hint = if ctx.run.catalog.by_wire(&call.name).is_some() {
+                    " (a catalog tool that was not offered in this section)"
+                } else {
+                    ""
+                };
                 let fields = lua.create_table()?;
                 fields.raw_set("name", call.name.as_str())?;
-                let mut mv = fail(lua, "out_of_scope_tool", format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name))?;
+                let mut mv = fail(
+                    lua,
+                    "out_of_scope_tool",
+                    format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name),
+                )?;
                 mv.push_back(Value::Table(fields));
                 return Ok(mv);
             }

@@ -371,11 +371,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
                 match new {
                     Some(j) if i <= len => a[i - 1] = j,
                     Some(j) if i == len + 1 => a.push(j),
-                    Some(_) => {
-                        return Err(format!(
-                            "cannot set {place}: the array has {len} items, and JSON arrays have no holes"
-                        ))
-                    }
+                    Some(_) => return Err(format!("cannot set {place}: the array has {len} items, and JSON arrays have no holes")),
                     // Removing the last item shortens the array; a hole elsewhere becomes null.
                     None if i == len => {
                         a.pop();
@@ -411,17 +407,15 @@ pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
     };
     let shims = shims.clone();
     let pos = std::cell::Cell::new(0usize);
-    let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| {
-        loop {
-            let i = pos.get();
-            let Some(k) = keys.get(i) else { return Ok((Value::Nil, Value::Nil)) };
-            pos.set(i + 1);
-            let mut v = proxy_index(lua, &shims, &t, k)?;
-            v.pop_front();
-            let v = v.pop_front().unwrap_or(Value::Nil);
-            if !v.is_nil() {
-                return Ok((k.clone(), v));
-            }
+    let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| loop {
+        let i = pos.get();
+        let Some(k) = keys.get(i) else { return Ok((Value::Nil, Value::Nil)) };
+        pos.set(i + 1);
+        let mut v = proxy_index(lua, &shims, &t, k)?;
+        v.pop_front();
+        let v = v.pop_front().unwrap_or(Value::Nil);
+        if !v.is_nil() {
+            return Ok((k.clone(), v));
         }
     })?;
     ok(lua, (iter, t.clone(), Value::Nil))

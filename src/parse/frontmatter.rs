@@ -23,18 +23,8 @@ pub struct Frontmatter {
     pub max_tool_iterations: Option<u64>,
 }
 
-pub const ALLOWED_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "runvil",
-    "promptforge",
-    "uses",
-    "models",
-    "args",
-    "input",
-    "output",
-    "max_tool_iterations",
-];
+pub const ALLOWED_KEYS: &[&str] =
+    &["name", "description", "runvil", "promptforge", "uses", "models", "args", "input", "output", "max_tool_iterations"];
 
 /// Splits `source` into (frontmatter text, its first line number, body offset).
 /// A prompt without a leading `---` line has no frontmatter.
@@ -128,23 +118,13 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
     let map = match doc {
         Yaml::Null => return Ok(Frontmatter::default()),
         Yaml::Mapping(m) => m,
-        other => {
-            return Err(err(
-                format!("invalid frontmatter: expected a map of keys, got {}", type_name(&other)),
-                (first_line, 1),
-            ))
-        }
+        other => return Err(err(format!("invalid frontmatter: expected a map of keys, got {}", type_name(&other)), (first_line, 1))),
     };
     let mut fm = Frontmatter::default();
     for (k, v) in map {
         let key = match &k {
             Yaml::String(s) => s.clone(),
-            other => {
-                return Err(err(
-                    format!("invalid frontmatter: keys must be strings, got {}", type_name(other)),
-                    (first_line, 1),
-                ))
-            }
+            other => return Err(err(format!("invalid frontmatter: keys must be strings, got {}", type_name(other)), (first_line, 1))),
         };
         let pos = key_position(text, first_line, &key);
         let string_value = |v: &Yaml| -> Result<String, RunError> {
@@ -189,10 +169,7 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
                 Some(n) if n >= 1 => fm.max_tool_iterations = Some(n),
                 _ => {
                     return Err(err(
-                        format!(
-                            "invalid frontmatter: `max_tool_iterations` must be a positive integer (line {}, column {})",
-                            pos.0, pos.1
-                        ),
+                        format!("invalid frontmatter: `max_tool_iterations` must be a positive integer (line {}, column {})", pos.0, pos.1),
                         pos,
                     ))
                 }
@@ -214,12 +191,7 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
 }
 
 fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, RunError> {
-    let bad = || {
-        err(
-            format!("invalid frontmatter: `{key}` must be a list of store paths (line {}, column {})", pos.0, pos.1),
-            pos,
-        )
-    };
+    let bad = || err(format!("invalid frontmatter: `{key}` must be a list of store paths (line {}, column {})", pos.0, pos.1), pos);
     match v {
         Yaml::Null => Ok(vec![]),
         Yaml::Sequence(items) => items.iter().map(|i| i.as_str().map(str::to_string).ok_or_else(bad)).collect(),
@@ -230,10 +202,7 @@ fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, 
 /// The alias grammar shared by role labels, arg names and local tool aliases.
 pub fn is_alias(s: &str) -> bool {
     let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && b[0].is_ascii_alphabetic()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
 }
 
 fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
@@ -263,7 +232,12 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
         Yaml::Mapping(m) => m,
         other => {
             return Err(err(
-                format!("invalid frontmatter: `models` must be a map of role labels, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                format!(
+                    "invalid frontmatter: `models` must be a map of role labels, got {} (line {}, column {})",
+                    type_name(other),
+                    pos.0,
+                    pos.1
+                ),
                 pos,
             ))
         }
@@ -276,7 +250,12 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
             Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| crate::obj!({})),
             other => {
                 return Err(err(
-                    format!("invalid frontmatter: the spec of role `{label}` must be a map, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                    format!(
+                        "invalid frontmatter: the spec of role `{label}` must be a map, got {} (line {}, column {})",
+                        type_name(other),
+                        pos.0,
+                        pos.1
+                    ),
                     pos,
                 ))
             }
@@ -291,7 +270,12 @@ fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_js
         Yaml::Mapping(m) => m,
         other => {
             return Err(err(
-                format!("invalid frontmatter: `args` must be a map of argument names, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
+                format!(
+                    "invalid frontmatter: `args` must be a map of argument names, got {} (line {}, column {})",
+                    type_name(other),
+                    pos.0,
+                    pos.1
+                ),
                 pos,
             ))
         }
@@ -322,12 +306,7 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
     let items = match v {
         Yaml::Null => return Ok(vec![]),
         Yaml::Sequence(items) => items,
-        _ => {
-            return Err(err(
-                format!("invalid frontmatter: `uses` must be a list: {EXPECTED} (line {}, column {})", pos.0, pos.1),
-                pos,
-            ))
-        }
+        _ => return Err(err(format!("invalid frontmatter: `uses` must be a list: {EXPECTED} (line {}, column {})", pos.0, pos.1), pos)),
     };
     let mut out: Vec<String> = Vec::new();
     for item in items {
@@ -335,7 +314,12 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
             Yaml::String(s) => s.clone(),
             other => {
                 return Err(err(
-                    format!("invalid frontmatter: invalid uses entry ({}): {EXPECTED} (line {}, column {})", type_name(other), pos.0, pos.1),
+                    format!(
+                        "invalid frontmatter: invalid uses entry ({}): {EXPECTED} (line {}, column {})",
+                        type_name(other),
+                        pos.0,
+                        pos.1
+                    ),
                     pos,
                 ))
             }

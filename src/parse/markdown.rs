@@ -41,14 +41,7 @@ pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &L
         RunError::at(RunErrorKind::Parse, format!("{msg} (line {line})"), line, 1)
     };
 
-    let mut prompt = Prompt {
-        front,
-        title: String::new(),
-        h1: Body::default(),
-        shared: None,
-        sections: Vec::new(),
-        top: Vec::new(),
-    };
+    let mut prompt = Prompt { front, title: String::new(), h1: Body::default(), shared: None, sections: Vec::new(), top: Vec::new() };
     let mut title_seen_at: Option<usize> = None;
     let mut region = Region { section: None, prose_start: body_start, seen_content: false, body: Body::default() };
     let mut depth = 0usize;
@@ -78,10 +71,7 @@ pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &L
                                 ));
                             }
                             if region.section.is_some() {
-                                return Err(parse_err(
-                                    format!("the `# {text}` title must come before every `##` section"),
-                                    r.start,
-                                ));
+                                return Err(parse_err(format!("the `# {text}` title must come before every `##` section"), r.start));
                             }
                             title_seen_at = Some(r.start);
                             prompt.title = text;
@@ -131,9 +121,7 @@ pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &L
                             fence = Some(LuaFence { shared: info == "lua shared", start: r.start, end: r.end, code: String::new() });
                         }
                     }
-                    Tag::List(_)
-                        if top && list.is_none() && region.section.is_some_and(|i| prompt.sections[i].list.is_none()) =>
-                    {
+                    Tag::List(_) if top && list.is_none() && region.section.is_some_and(|i| prompt.sections[i].list.is_none()) => {
                         list = Some(ListCapture { items: Vec::new(), item: None });
                         list_depth = depth;
                     }
@@ -253,17 +241,15 @@ fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
     if closed == Some(true) {
         Ok(())
     } else {
-        Err(format!("unclosed code fence {:?}: no closing {:?} line before the end of the prompt", first.trim(), ch.to_string().repeat(len)))
+        Err(format!(
+            "unclosed code fence {:?}: no closing {:?} line before the end of the prompt",
+            first.trim(),
+            ch.to_string().repeat(len)
+        ))
     }
 }
 
-fn finish_fence(
-    prompt: &mut Prompt,
-    region: &mut Region,
-    f: LuaFence,
-    source: &str,
-    lines: &LineIndex,
-) -> Result<(), (String, usize)> {
+fn finish_fence(prompt: &mut Prompt, region: &mut Region, f: LuaFence, source: &str, lines: &LineIndex) -> Result<(), (String, usize)> {
     let code_line = lines.line(f.start) + 1;
     if f.shared {
         if region.section.is_some() {

@@ -154,8 +154,7 @@ impl Pattern {
         let parts: Vec<&str> = path.split('/').collect();
         if !self.segments.iter().any(|seg| seg == "**") {
             // The common case: one pattern segment per path segment.
-            return parts.len() == self.segments.len()
-                && self.segments.iter().zip(&parts).all(|(p, t)| segment_matches(p, t));
+            return parts.len() == self.segments.len() && self.segments.iter().zip(&parts).all(|(p, t)| segment_matches(p, t));
         }
         let (p, s) = (self.segments.len(), parts.len());
         // reach[i][j]: pattern segments i.. can match path segments j..

@@ -163,7 +163,9 @@ impl Store {
     /// A file's text, or the store error for a directory, a missing file, or non-UTF-8 bytes.
     async fn text(&self, p: &str) -> Result<String, Failure> {
         match self.bytes(p).await? {
-            Some(b) => String::from_utf8(b.to_vec()).map_err(|_| err("not_utf8", format!("file is not UTF-8 text in store: {p}"), p).into()),
+            Some(b) => {
+                String::from_utf8(b.to_vec()).map_err(|_| err("not_utf8", format!("file is not UTF-8 text in store: {p}"), p).into())
+            }
             None if self.view.borrow().dirs.contains(p) => Err(err("is_a_directory", format!("is a directory in store: {p}"), p).into()),
             None => Err(not_found(p).into()),
         }
@@ -249,21 +251,13 @@ impl Store {
             return Ok(slice.join("\n"));
         }
         let width = end.to_string().len();
-        Ok(slice
-            .iter()
-            .zip(start..)
-            .map(|(line, n)| format!("{n:>width$}| {line}"))
-            .collect::<Vec<_>>()
-            .join("\n"))
+        Ok(slice.iter().zip(start..).map(|(line, n)| format!("{n:>width$}| {line}")).collect::<Vec<_>>().join("\n"))
     }
 
     pub async fn str_replace(&self, chain: &str, p: &str, old: &str, new: &str) -> Result<(), Failure> {
         check(p)?;
-        let anchor_err = |message: String, count: i64| StoreError {
-            anchor: Some(old.to_string()),
-            count: Some(count),
-            ..err("anchor", message, p)
-        };
+        let anchor_err =
+            |message: String, count: i64| StoreError { anchor: Some(old.to_string()), count: Some(count), ..err("anchor", message, p) };
         if old.is_empty() {
             return Err(anchor_err(format!("empty anchor for {p}: the text to replace must not be empty"), 0).into());
         }

@@ -212,7 +212,13 @@ mod tests {
             name: name.into(),
             tools: tools
                 .iter()
-                .map(|t| ToolSpec { name: t.to_string(), description: String::new(), parameters: json!({"type": "object"}), trusted: false, structured: false })
+                .map(|t| ToolSpec {
+                    name: t.to_string(),
+                    description: String::new(),
+                    parameters: json!({"type": "object"}),
+                    trusted: false,
+                    structured: false,
+                })
                 .collect(),
             ..Default::default()
         }

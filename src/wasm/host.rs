@@ -50,7 +50,11 @@ impl JsHost {
             bound: RefCell::new(Vec::new()),
             packs: {
                 let packs = get(options, "packs");
-                if js_sys::Array::is_array(&packs) { js_sys::Array::from(&packs).iter().collect() } else { Vec::new() }
+                if js_sys::Array::is_array(&packs) {
+                    js_sys::Array::from(&packs).iter().collect()
+                } else {
+                    Vec::new()
+                }
             },
         }
     }
@@ -154,9 +158,10 @@ impl Host for JsHost {
     }
 
     fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
-        let found = self.packs.get(pack).and_then(|p| {
-            array(&get(p, "tools")).into_iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool))
-        });
+        let found = self
+            .packs
+            .get(pack)
+            .and_then(|p| array(&get(p, "tools")).into_iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool)));
         let Some(t) = found else {
             let tool = tool.to_string();
             return Box::pin(async move { Err(format!("the host has no tool {tool}")) });
@@ -165,7 +170,13 @@ impl Host for JsHost {
             return Box::pin(async { Err("the tool has no call function".to_string()) });
         };
         let ctx = js_sys::Object::new();
-        for (k, v) in [("signal", self.signal.clone()), ("section", to_js(&request["section"])), ("caller", to_js(&request["caller"])), ("callId", to_js(&request["callId"])), ("origin", to_js(&request["origin"]))] {
+        for (k, v) in [
+            ("signal", self.signal.clone()),
+            ("section", to_js(&request["section"])),
+            ("caller", to_js(&request["caller"])),
+            ("callId", to_js(&request["callId"])),
+            ("origin", to_js(&request["origin"])),
+        ] {
             let _ = Reflect::set(&ctx, &k.into(), &v);
         }
         let called = call.call2(&t, &to_js(&request["arguments"]), &ctx);
@@ -200,9 +211,13 @@ impl Host for JsHost {
                 Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
                 Err(e) => return Err(error_text(&e)),
             };
-            from_js(&value)
-                .ok_or_else(|| "the model's reply is not a JSON object".to_string())
-                .and_then(|j| if j.is_object() { Ok(j) } else { Err("the model's reply is not an object".into()) })
+            from_js(&value).ok_or_else(|| "the model's reply is not a JSON object".to_string()).and_then(|j| {
+                if j.is_object() {
+                    Ok(j)
+                } else {
+                    Err("the model's reply is not an object".into())
+                }
+            })
         })
     }
 }

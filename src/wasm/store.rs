@@ -55,7 +55,10 @@ impl Backend for JsBackend {
             for f in Array::from(&files).iter() {
                 let path = get(&f, "path").as_string().ok_or("open(): a file without a string path")?;
                 let data = get(&f, "data");
-                opened.files.push((path, if data.is_undefined() { None } else { Some(bytes(&data).ok_or("open(): file data must be a string or Uint8Array")?) }));
+                opened.files.push((
+                    path,
+                    if data.is_undefined() { None } else { Some(bytes(&data).ok_or("open(): file data must be a string or Uint8Array")?) },
+                ));
             }
             let dirs = get(&v, "dirs");
             if Array::is_array(&dirs) {

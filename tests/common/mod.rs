@@ -62,7 +62,11 @@ impl Host for TestHost {
         let reply = {
             let mut replies = self.replies.borrow_mut();
             let list = replies.get_mut(role).expect("bound role");
-            if list.is_empty() { Err("scripted model has no reply left".to_string()) } else { Ok(list.remove(0)) }
+            if list.is_empty() {
+                Err("scripted model has no reply left".to_string())
+            } else {
+                Ok(list.remove(0))
+            }
         };
         Box::pin(async move {
             reply.map(|r| match r {
