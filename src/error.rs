@@ -34,6 +34,67 @@ impl RunErrorKind {
     }
 }
 
+/// The `kind` of an error value a prompt can catch with `pcall` (`002`, `004`): what Rust hands
+/// bootstrap.lua to raise, and what the block runner reads back when nothing caught it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrKind {
+    Lua,
+    Tool,
+    /// `tools.call` named no tool of the run (the value carries `name`).
+    UnboundTool,
+    /// A model called a tool the section did not offer (the value carries `name`).
+    OutOfScopeTool,
+    /// `models.loop` ran out of rounds.
+    RoundCap,
+    Store,
+    Model,
+    Cancelled,
+}
+
+impl ErrKind {
+    const ALL: [ErrKind; 8] = [
+        ErrKind::Lua,
+        ErrKind::Tool,
+        ErrKind::UnboundTool,
+        ErrKind::OutOfScopeTool,
+        ErrKind::RoundCap,
+        ErrKind::Store,
+        ErrKind::Model,
+        ErrKind::Cancelled,
+    ];
+
+    /// The text of the error value's `kind` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrKind::Lua => "lua",
+            ErrKind::Tool => "tool",
+            ErrKind::UnboundTool => "unbound_tool",
+            ErrKind::OutOfScopeTool => "out_of_scope_tool",
+            ErrKind::RoundCap => "round_cap",
+            ErrKind::Store => "store",
+            ErrKind::Model => "model",
+            ErrKind::Cancelled => "cancelled",
+        }
+    }
+
+    /// The kind an error value's `kind` field names (`None` for text no Engine error carries:
+    /// a prompt's own error table).
+    pub fn from_field(text: &str) -> Option<ErrKind> {
+        ErrKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// The run error an uncaught error value of this kind ends the run with.
+    pub fn run_kind(self) -> RunErrorKind {
+        match self {
+            ErrKind::Tool | ErrKind::UnboundTool | ErrKind::OutOfScopeTool | ErrKind::RoundCap => RunErrorKind::Tool,
+            ErrKind::Store => RunErrorKind::Vfs,
+            ErrKind::Model => RunErrorKind::Model,
+            ErrKind::Cancelled => RunErrorKind::Cancelled,
+            ErrKind::Lua => RunErrorKind::Lua,
+        }
+    }
+}
+
 /// A failed run: its kind, its message, and where it happened when that is known.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunError {

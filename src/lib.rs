@@ -1,7 +1,7 @@
 //! Runvil: the engine of a prompt-programming language. A prompt is a Markdown file whose
 //! `lua` blocks run in sandboxed Lua 5.5 VMs; see docs/architecture.md for the layout.
 //!
-//! The engine (`parse`, `prompt`, `subst`, `engine`, `lua`) is plain Rust and builds and tests
+//! The engine (`parse`, `prompt`, `subst`, `store`, `tools`, `effects`, `lua`, `engine`) is plain Rust and builds and tests
 //! natively; `wasm` is the only module that knows about JavaScript.
 
 /// A JSON object from `"key": value` pairs whose values convert with `Json::from`: unlike
@@ -17,6 +17,7 @@ macro_rules! obj {
     }};
 }
 
+pub mod effects;
 pub mod engine;
 pub mod error;
 pub mod host;
@@ -25,7 +26,9 @@ pub mod parse;
 pub mod prompt;
 pub mod store;
 pub mod subst;
+pub mod time;
 pub mod tools;
+pub mod untrusted;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -124,3 +124,9 @@ fn next_run_is_unaffected_by_a_failed_one() {
     let _ = error(&main_block("while true do end"), "");
     assert_eq!(result(&main_block("return 'fine'"), ""), "fine");
 }
+
+#[test]
+fn coroutine_stays_out_of_the_sandbox() {
+    // The coroutine library is loaded for the Engine's suspending calls only.
+    assert_eq!(result(&main_block("return type(coroutine)"), ""), "nil");
+}

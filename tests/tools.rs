@@ -63,6 +63,15 @@ fn ask_once_and_plain_result() {
     );
 }
 
+/// Binding a suspending call lends `coroutine` to mlua for a moment (lua/ops.rs): a prompt's
+/// own global of that name is there before and after.
+#[test]
+fn a_prompt_global_named_coroutine_survives_a_tool_call() {
+    let h = host();
+    let lua = "coroutine = 'mine'\nlocal out = tools.call('user-input/ask')\nreturn coroutine .. '|' .. out";
+    assert_eq!(ok(&h, &section("uses: [user-input]\n", lua)), "mine|hi");
+}
+
 #[test]
 fn missing_and_unusable_packs_refuse_the_run() {
     let h = host();

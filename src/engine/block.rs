@@ -13,8 +13,8 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use super::context::{Chain, EntryCtx, ProseSlot, RunShared};
-use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::effects::context::{Chain, EntryCtx, ProseSlot, RunShared};
+use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::lua::{self, values, Vm};
 use crate::prompt::{Body, LuaSource};
 
@@ -71,7 +71,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     }
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
     // Preludes install after the Engine globals and before the shared library and any block.
-    if vm.has_preludes.call::<bool>(()).unwrap_or(false) {
+    if vm.has_preludes.call::<bool>(()).map_err(|e| lua::setup_error(ctx, e))? {
         run_function(ctx, &vm, vm.install_preludes.clone()).await?;
     }
     if let Some(shared) = &ctx.run.prompt.shared {
@@ -85,7 +85,8 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
         let values = run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await?;
-        if let Some(result) = scalar_text(&vm.lua, values.front().unwrap_or(&Value::Nil))? {
+        let first = values.front().unwrap_or(&Value::Nil);
+        if let Some(result) = values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))? {
             return Ok(EntryEnd::Returned(result));
         }
     }
@@ -191,13 +192,8 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             if ctx.is_h1() && vm.is_substitution_error.call::<bool>(t.clone()).unwrap_or(false) {
                 return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
-            let kind = match kind.as_str() {
-                "tool" | "unbound_tool" | "out_of_scope_tool" | "round_cap" => RunErrorKind::Tool,
-                "store" => RunErrorKind::Vfs,
-                "model" => RunErrorKind::Model,
-                "cancelled" => RunErrorKind::Cancelled,
-                _ => RunErrorKind::Lua,
-            };
+            // A prompt may raise an error value with a kind of its own: that is a Lua error.
+            let kind = ErrKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrKind::run_kind);
             RunError::new(kind, message)
         }
         Value::Table(t) => match t.raw_get::<Value>("message") {
@@ -205,7 +201,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             _ => lua_error(format!("(error object is a {} value)", err.type_name())),
         },
         Value::Nil => lua_error("nil".into()),
-        Value::Error(_) => lua_error(crate::lua::tools_api::error_parts(&err).map(|(_, m)| m).unwrap_or_default()),
+        Value::Error(_) => lua_error(lua::mlua_error_message(&err).unwrap_or_default()),
         Value::UserData(ud) => lua_error(userdata_text(&vm.lua, ud)),
         other => lua_error(
             vm.lua
@@ -221,21 +217,4 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
 fn userdata_text(lua: &Lua, ud: &AnyUserData) -> String {
     let tostring: Option<mlua::Function> = lua.globals().raw_get("tostring").ok();
     tostring.and_then(|f| f.call::<String>(ud.clone()).ok()).unwrap_or_else(|| "(error object is a userdata value)".into())
-}
-
-/// The scalar return rule (blocks and local tool handlers): the first returned value, if not
-/// nil, becomes text.
-pub fn scalar_text(lua: &Lua, v: &Value) -> Result<Option<String>, RunError> {
-    let text = match v {
-        Value::Nil => return Ok(None),
-        Value::Boolean(b) => b.to_string(),
-        Value::Integer(i) => i.to_string(),
-        Value::Number(_) => lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_default(),
-        Value::String(s) => match s.to_str() {
-            Ok(t) => t.to_string(),
-            Err(_) => return Err(RunError::new(RunErrorKind::Lua, "cannot return a string that is not valid UTF-8 as a result")),
-        },
-        other => return Err(RunError::new(RunErrorKind::Lua, format!("cannot return a {} as a result", other.type_name()))),
-    };
-    Ok(Some(text))
 }

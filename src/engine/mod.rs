@@ -2,21 +2,20 @@
 //! run result. Hosts call [`run`]; everything it needs from them goes through [`Host`].
 
 pub mod block;
-pub mod context;
-pub mod models;
-pub mod time;
 
 use serde_json::{json, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::effects::context::{Chain, RunShared};
+pub use crate::effects::context::{Limits, Ui};
+use crate::effects::models;
 use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
 use crate::store::view::Store;
 use crate::store::{Backend, MemoryBackend};
+use crate::time;
 pub use block::EntryEnd;
-use context::{Chain, RunShared};
-pub use context::{Limits, Ui};
 
 /// What a host passes for one run.
 #[derive(Clone, Default)]

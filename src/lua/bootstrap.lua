@@ -7,17 +7,9 @@
 -- `check` turns the second form into a raised error value. Error values are tables with
 -- `kind` and `message` (and the extra fields a chapter lists) whose `tostring` and `..` give
 -- the message.
-local G, E, dispatch = ...
--- E holds the Engine's values (h1, json_null, messages, suspend); every other E.name is bound on
--- first use to the Rust dispatcher.
-local bind_set = rawset
-setmetatable(E, {
-  __index = function(t, name)
-    local f = function(...) return dispatch(name, ...) end
-    bind_set(t, name, f)
-    return f
-  end,
-})
+local G, E = ...
+-- E holds the Engine's values (h1, json_null, messages, engine_globals); reading any other key
+-- binds the Rust function of that name (lua/ops.rs), and an unknown name is an error.
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
 local raw_set = rawset
 local type, tostring, next = type, tostring, next
@@ -63,7 +55,7 @@ local function normalize(e)
 end
 
 -- pcall and xpcall catch Lua errors and error values, never the Engine's control signals
--- (instruction budget, memory ceiling, cancellation, and later jump and determinism): `E.is_control`
+-- (instruction budget, memory ceiling, cancellation; jump and determinism when they exist): `E.is_control`
 -- says whether the run is being stopped, and then the error goes on up.
 local is_control = E.is_control
 local function pass(ok, ...)
@@ -186,16 +178,16 @@ G.json = {
 }
 -- store: the eight calls; each suspends while the store answers.
 local store = {}
-local suspend = E.suspend
 for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
-  store[name] = function(...) return check(suspend('store', name, ...)) end
+  local call = E['store_' .. name]
+  store[name] = function(...) return check(call(...)) end
 end
 G.store = store
 
 G.log = function(message) return check(E.log(message)) end
 G.untrusted = function(s) return check(E.untrusted(s)) end
 
--- Names that later releases fill in. Calling them is a clear error, never a silent no-op.
+-- Names of features not built yet. Calling them is a clear error, never a silent no-op.
 local function unavailable_fn(name)
   return function() raise('lua', name .. ' is not available in this version of Runvil') end
 end
@@ -242,9 +234,9 @@ tools.offer_local = function(alias, description, params, handler)
   handlers[alias] = handler
 end
 tools.call = function(tool, args)
-  local kind, a, b, c = check(E.tools_resolve(tool, args))
-  if kind == 'local' then return run_local(a, b, '', nil) end
-  return check(suspend('tool', a, b, c))
+  local is_local, a, b, c = check(E.tools_resolve(tool, args))
+  if is_local then return run_local(a, b, '', nil) end
+  return check(E.tool(a, b, c))
 end
 -- The task built-ins come with tasks; the argument rules already hold.
 tools.allow_tasks = function(targets)
@@ -292,10 +284,11 @@ G.packs = packs
 G.messages = E.messages
 
 local models = {}
-models.infer = function(p) return check(suspend('infer', p)) end
+local infer = E.infer
+models.infer = function(p) return check(infer(p)) end
 -- models.get(role): a frozen handle whose infer runs one round on that role.
 models.get = function(role) return check(E.model_handle(role)) end
-E.register_model_infer(function(handle, p) return check(suspend('infer', p, handle.role)) end)
+E.register_model_infer(function(handle, p) return check(infer(p, handle.role)) end)
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
 -- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
@@ -303,12 +296,12 @@ models.default = function(role) return check(E.models_default(role)) end
 models.loop = function()
   check(E.loop_start())
   while true do
-    local final, n = check(suspend('round'))
+    local final, n = check(E.round())
     if final then return n end
     local i = 1
     while i <= n do
-      local kind, alias, args, id, turn = check(E.loop_call(i))
-      if kind == 'local' then
+      local is_local, alias, args, id, turn = check(E.loop_call(i))
+      if is_local then
         local ok, v = engine_pcall(run_local, alias, args, id, turn)
         if not ok then
           E.loop_abort()
@@ -317,7 +310,7 @@ models.loop = function()
         check(E.loop_set(i, v))
         i = i + 1
       else
-        i = check(suspend('batch', i))
+        i = check(E.batch(i))
       end
     end
     check(E.loop_finish())
@@ -330,10 +323,7 @@ G.models = unavailable_table('models', models)
 -- against the reserved names (all of a prelude's globals, in byte order) and installs into _G,
 -- tables as sealed proxies.
 local ENGINE_GLOBALS = {}
-for _, n in next, { 'args', 'argv', 'call', 'compactors', 'item', 'json', 'jump', 'log', 'messages', 'models',
-  'packs', 'prompt', 'prose', 'require', 'store', 'sys', 'tasks', 'tools', 'ui', 'untrusted', 'var' } do
-  ENGINE_GLOBALS[n] = true
-end
+for _, n in next, E.engine_globals do ENGINE_GLOBALS[n] = true end
 local STD_GLOBALS = {}
 for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
   'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',

@@ -1,121 +1,166 @@
-//! The Rust side of the Engine globals: the functions bootstrap.lua receives as `E`.
-//! Each answers in the check convention (`true, ...` or `false, kind, message`), so the error
-//! values Lua sees are built in one place (bootstrap.lua).
+//! The Rust side of the core Engine globals (`args`, `argv`, `prose`, `sys`, `ui`, `prompt`,
+//! `var`, `json`, `log`, `untrusted`, Pack preludes, `models.use`/`default`/`infer`). Each answers
+//! in the check convention (`true, ...` or `false, kind, message`) unless it says otherwise, so
+//! the error values Lua sees are built in one place (bootstrap.lua).
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 use serde_json::{json, Value as Json};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
+use super::ops::{Args, Env};
 use super::values::{self, fail, ok, Answer, Marks, ProxyShims};
-use crate::engine::context::EntryCtx;
-use crate::engine::{models, time};
+use crate::effects::context::EntryCtx;
+use crate::effects::models;
+use crate::error::ErrKind;
 use crate::subst::{self, Global, Resolver};
+use crate::time;
 
 /// The message Lua raises when an allocation fails (the preallocated LUA_ERRMEM string).
 const LUA_MEMORY_ERROR: &str = "not enough memory";
 pub const LOG_MAX_CHARS: usize = 4096;
 
-/// What every Engine function of one VM works with.
-pub struct Env {
-    pub ctx: Rc<EntryCtx>,
-    pub marks: Marks,
-    pub shims: Rc<OnceCell<ProxyShims>>,
-}
-
-fn arg(args: &MultiValue, i: usize) -> Value {
-    args.get(i).cloned().unwrap_or(Value::Nil)
-}
-
-fn table_arg(args: &MultiValue, i: usize) -> mlua::Result<Table> {
-    match arg(args, i) {
-        Value::Table(t) => Ok(t),
+fn table_arg(v: &Value) -> mlua::Result<Table> {
+    match v {
+        Value::Table(t) => Ok(t.clone()),
         other => Err(mlua::Error::runtime(format!("expected a table, got {}", other.type_name()))),
     }
 }
 
-/// The Engine functions of this module, by the name bootstrap.lua uses (`E.name`). `None` when
-/// the name is not one of them.
-pub fn call(lua: &Lua, env: &Env, name: &str, args: &MultiValue) -> Option<Answer> {
-    let (c, m) = (&env.ctx, &env.marks);
-    Some(match name {
-        "is_control" => {
-            if let Value::String(s) = arg(args, 0) {
-                if s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes() {
-                    c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
-                }
-            }
-            c.run.stopped().into_lua_multi(lua)
+/// Whether the run is being stopped (a control signal no `pcall` catches). A failed allocation
+/// is recognised here by Lua's memory-error message and becomes the memory ceiling's stop.
+/// Answers a plain boolean.
+pub fn is_control(lua: &Lua, env: &Env, err: &Value) -> Answer {
+    let c = &env.ctx;
+    if let Value::String(s) = err {
+        if s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes() {
+            c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
         }
-        "prose" => read_prose(lua, c, m),
-        "argv_initial" => match &*c.chain.argv.borrow() {
-            Some(j) => values::to_lua(lua, j, m).and_then(|v| v.into_lua_multi(lua)),
-            None => Ok(MultiValue::new()),
-        },
-        "argv_frozen" => argv_frozen(lua, env),
-        "sys_get" => {
-            let name = key_text(&arg(args, 0));
-            match sys_field(c, &name) {
-                Some(j) => values::to_lua(lua, &j, m).and_then(|v| ok(lua, v)),
-                None => fail(lua, "lua", format!("unknown sys field '{name}'")),
-            }
+    }
+    c.run.stopped().into_lua_multi(lua)
+}
+
+/// `(kind, message)` of an error value Lua got from a Rust callback (mlua wraps those), so
+/// Engine pcall hands prompts an error value with `kind` and `message` like every other.
+pub fn error_parts(lua: &Lua, err: &Value) -> Answer {
+    match mlua_error_message(err) {
+        Some(message) => (ErrKind::Lua.as_str(), message).into_lua_multi(lua),
+        None => Ok(MultiValue::new()),
+    }
+}
+
+/// The message of an error mlua wrapped (callback and context layers peeled off).
+pub fn mlua_error_message(v: &Value) -> Option<String> {
+    let Value::Error(e) = v else { return None };
+    let mut e: &mlua::Error = e;
+    loop {
+        match e {
+            mlua::Error::CallbackError { cause, .. } => e = cause,
+            mlua::Error::WithContext { cause, .. } => e = cause,
+            mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => return Some(m.clone()),
+            other => return Some(other.to_string()),
         }
-        "ui_get" => match key_text(&arg(args, 0)).as_str() {
-            "kind" => ok(lua, c.run.ui.kind.as_str()),
-            "interactive" => ok(lua, c.run.ui.interactive),
-            other => fail(lua, "lua", format!("unknown ui field '{other}'")),
-        },
-        "prompt_get" => prompt_field(lua, c, m, &key_text(&arg(args, 0))),
-        "prompt_list" => prompt_list(lua, c, m, &arg(args, 0)),
-        "var_index" => shims_of(&env.shims).and_then(|sh| values::proxy_index(lua, sh, &table_arg(args, 0)?, &arg(args, 1))),
-        "var_newindex" => values::proxy_newindex(lua, m, &table_arg(args, 0).ok()?, &arg(args, 1), &arg(args, 2)),
-        "var_len" => values::proxy_len(lua, &table_arg(args, 0).ok()?),
-        "var_pairs" => shims_of(&env.shims).and_then(|sh| values::proxy_pairs(lua, sh, &table_arg(args, 0)?)),
-        "json_array" => lua.create_sequence_from(args.iter().cloned()).and_then(|t| {
-            t.set_metatable(Some(m.array_mt.clone()))?;
-            t.into_lua_multi(lua)
-        }),
-        "json_encode" => match values::to_json(&arg(args, 0), m) {
-            Ok(j) => ok(lua, j.to_string()),
-            Err(e) => fail(lua, "lua", format!("json.encode: {}", e.describe())),
-        },
-        "json_decode" => json_decode(lua, m, &arg(args, 0)),
-        "log" => log(lua, c, &arg(args, 0)),
-        "untrusted" => untrusted(lua, c, &arg(args, 0)),
-        "preludes" => preludes(lua, c),
-        "load_prelude" => {
-            let (source, id, env) = (arg(args, 0), key_text(&arg(args, 1)), table_arg(args, 2).ok()?);
-            let Value::String(source) = source else { return Some(fail(lua, "lua", "a prelude must be Lua source text")) };
-            match lua
-                .load(source.as_bytes().to_vec())
-                .set_name(format!("=pack:{id}"))
-                .set_environment(env)
-                .set_mode(mlua::chunk::ChunkMode::Text)
-                .into_function()
-            {
-                Ok(f) => ok(lua, f),
-                Err(mlua::Error::SyntaxError { message, .. }) => fail(lua, "lua", message),
-                Err(e) => fail(lua, "lua", e.to_string()),
-            }
-        }
-        "prelude_var" => {
-            let handle = values::JsonHandle { root: c.chain.var.clone(), path: Vec::new(), access: values::Access::PreludeVar };
-            shims_of(&env.shims).and_then(|sh| values::make_proxy(lua, sh, handle)).and_then(|t| ok(lua, t))
-        }
-        "prelude_loading" => {
-            c.loading_prelude.set(matches!(arg(args, 0), Value::Boolean(true)));
-            Ok(MultiValue::new())
-        }
-        "models_use" | "models_default" => match models::select_role(c, &arg(args, 0), name == "models_default") {
-            Ok(()) => ok(lua, ()),
-            Err(msg) => fail(lua, "lua", msg),
-        },
-        _ => return None,
-    })
+    }
+}
+
+/// The H1 pass's argv as it starts: the parsed arguments as plain Lua values.
+pub fn argv_initial(lua: &Lua, env: &Env) -> Answer {
+    match &*env.ctx.chain.argv.borrow() {
+        Some(j) => values::to_lua(lua, j, &env.marks).and_then(|v| v.into_lua_multi(lua)),
+        None => Ok(MultiValue::new()),
+    }
+}
+
+pub fn sys_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
+    let name = key_text(key);
+    match sys_field(&env.ctx, &name) {
+        Some(j) => ok(lua, values::to_lua(lua, &j, &env.marks)?),
+        None => fail(lua, ErrKind::Lua, format!("unknown sys field '{name}'")),
+    }
+}
+
+pub fn ui_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
+    let ui = &env.ctx.run.ui;
+    match key_text(key).as_str() {
+        "kind" => ok(lua, ui.kind.as_str()),
+        "interactive" => ok(lua, ui.interactive),
+        other => fail(lua, ErrKind::Lua, format!("unknown ui field '{other}'")),
+    }
+}
+
+pub fn var_index(lua: &Lua, env: &Env, proxy: &Value, key: &Value) -> Answer {
+    values::proxy_index(lua, shims_of(&env.shims)?, &table_arg(proxy)?, key)
+}
+
+pub fn var_newindex(lua: &Lua, env: &Env, proxy: &Value, key: &Value, value: &Value) -> Answer {
+    values::proxy_newindex(lua, &env.marks, &table_arg(proxy)?, key, value)
+}
+
+pub fn var_len(lua: &Lua, proxy: &Value) -> Answer {
+    values::proxy_len(lua, &table_arg(proxy)?)
+}
+
+pub fn var_pairs(lua: &Lua, env: &Env, proxy: &Value) -> Answer {
+    values::proxy_pairs(lua, shims_of(&env.shims)?, &table_arg(proxy)?)
+}
+
+/// `json.array(...)`: a table marked as a JSON array.
+pub fn json_array(lua: &Lua, env: &Env, items: MultiValue) -> Answer {
+    let t = lua.create_sequence_from(items)?;
+    t.set_metatable(Some(env.marks.array_mt.clone()))?;
+    t.into_lua_multi(lua)
+}
+
+pub fn json_encode(lua: &Lua, env: &Env, v: &Value) -> Answer {
+    match values::to_json(v, &env.marks) {
+        Ok(j) => ok(lua, j.to_string()),
+        Err(e) => fail(lua, ErrKind::Lua, format!("json.encode: {}", e.describe())),
+    }
+}
+
+/// Compiles a Pack prelude's source in the environment bootstrap.lua made for it.
+pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answer {
+    let Value::String(source) = source else { return fail(lua, ErrKind::Lua, "a prelude must be Lua source text") };
+    let compiled = lua
+        .load(source.as_bytes().to_vec())
+        .set_name(format!("=pack:{}", key_text(id)))
+        .set_environment(table_arg(env)?)
+        .set_mode(mlua::chunk::ChunkMode::Text)
+        .into_function();
+    match compiled {
+        Ok(f) => ok(lua, f),
+        Err(mlua::Error::SyntaxError { message, .. }) => fail(lua, ErrKind::Lua, message),
+        Err(e) => fail(lua, ErrKind::Lua, e.to_string()),
+    }
+}
+
+/// `var` as a prelude sees it: read-only at every depth.
+pub fn prelude_var(lua: &Lua, env: &Env) -> Answer {
+    let handle = values::JsonHandle { root: env.ctx.chain.var.clone(), path: Vec::new(), access: values::Access::PreludeVar };
+    ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+}
+
+/// bootstrap.lua says when a prelude starts and stops loading (suspending calls are refused).
+pub fn prelude_loading(env: &Env, loading: &Value) -> Answer {
+    env.ctx.loading_prelude.set(matches!(loading, Value::Boolean(true)));
+    Ok(MultiValue::new())
+}
+
+/// `models.use(role)` and (`default`) `models.default(role)`.
+pub fn select_role(lua: &Lua, env: &Env, role: &Value, default: bool) -> Answer {
+    let Value::String(s) = role else {
+        let call = if default { "models.default" } else { "models.use" };
+        return fail(lua, ErrKind::Lua, format!("{call} takes a role label, got {}", role.type_name()));
+    };
+    match models::select_role(&env.ctx, s.to_string_lossy(), default) {
+        Ok(()) => ok(lua, ()),
+        Err(msg) => fail(lua, ErrKind::Lua, msg),
+    }
 }
 
 /// The preludes of the declared Packs, in `uses:` order: a list of `{ id, source }`.
-fn preludes(lua: &Lua, c: &EntryCtx) -> Answer {
+pub fn preludes(lua: &Lua, env: &Env) -> Answer {
+    let c = &env.ctx;
     let list = lua.create_table()?;
     for entry in &c.run.prompt.front.uses {
         let id = entry.rsplit('/').next().unwrap_or(entry);
@@ -128,7 +173,7 @@ fn preludes(lua: &Lua, c: &EntryCtx) -> Answer {
     ok(lua, list)
 }
 
-fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
+pub fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
     let argv = env.ctx.chain.argv.borrow().clone();
     match argv {
         None | Some(Json::Null) => ok(lua, Value::Nil),
@@ -141,44 +186,46 @@ fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
     }
 }
 
-fn json_decode(lua: &Lua, m: &Marks, v: &Value) -> Answer {
+pub fn json_decode(lua: &Lua, env: &Env, v: &Value) -> Answer {
+    let m = &env.marks;
     let Value::String(s) = v else {
-        return fail(lua, "lua", format!("json.decode takes a string, got {}", v.type_name()));
+        return fail(lua, ErrKind::Lua, format!("json.decode takes a string, got {}", v.type_name()));
     };
     match serde_json::from_slice::<Json>(&s.as_bytes()) {
         Ok(j) => ok(lua, values::to_lua(lua, &j, m)?),
-        Err(e) => fail(lua, "lua", format!("json.decode: invalid JSON: {e}")),
+        Err(e) => fail(lua, ErrKind::Lua, format!("json.decode: invalid JSON: {e}")),
     }
 }
 
-fn untrusted(lua: &Lua, c: &EntryCtx, v: &Value) -> Answer {
+pub fn untrusted(lua: &Lua, env: &Env, v: &Value) -> Answer {
+    let c = &env.ctx;
     let text = match v {
         Value::String(s) => s.to_string_lossy(),
         Value::Integer(_) | Value::Number(_) => match lua.coerce_string(v.clone())? {
             Some(s) => s.to_string_lossy(),
             None => String::new(),
         },
-        other => return fail(lua, "lua", format!("untrusted takes a string, got {}", other.type_name())),
+        other => return fail(lua, ErrKind::Lua, format!("untrusted takes a string, got {}", other.type_name())),
     };
-    ok(lua, super::untrusted::envelope(&text, &c.run.nonce))
+    ok(lua, crate::untrusted::envelope(&text, &c.run.nonce))
 }
 
 /// `models.infer(prompt)`: one round, no tools, a fresh conversation.
-pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: MultiValue) -> Answer {
-    let text = match args.front() {
+pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
+    let text = match args.0.front() {
         Some(Value::String(s)) => s.to_string_lossy(),
         other => {
             let t = other.map(|v| v.type_name()).unwrap_or("nil");
-            return fail(lua, "lua", format!("models.infer takes a prompt string, got {t}"));
+            return fail(lua, ErrKind::Lua, format!("models.infer takes a prompt string, got {t}"));
         }
     };
-    let role = match args.get(1) {
+    let role = match args.0.get(1) {
         Some(Value::String(s)) => Some(s.to_string_lossy()),
         _ => None,
     };
     match models::infer(ctx, text, role).await {
         Ok(text) => ok(lua, text),
-        Err(msg) => fail(lua, "model", msg),
+        Err(msg) => fail(lua, ErrKind::Model, msg),
     }
 }
 
@@ -216,53 +263,57 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
     })
 }
 
-fn prompt_field(lua: &Lua, ctx: &EntryCtx, marks: &Marks, name: &str) -> Answer {
+pub fn prompt_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
+    let (ctx, marks) = (&env.ctx, &env.marks);
     let p = &ctx.run.prompt;
-    match name {
+    match key_text(key).as_str() {
         "name" => ok(lua, p.front.name.clone()),
         "description" => ok(lua, p.front.description.clone()),
         "sections" => {
             let headings: Vec<Json> = p.sections.iter().map(|s| Json::from(s.heading.clone())).collect();
             ok(lua, values::to_lua(lua, &Json::Array(headings), marks)?)
         }
-        other => fail(lua, "lua", format!("unknown prompt field '{other}'")),
+        other => fail(lua, ErrKind::Lua, format!("unknown prompt field '{other}'")),
     }
 }
 
-fn prompt_list(lua: &Lua, ctx: &EntryCtx, marks: &Marks, heading: &Value) -> Answer {
+pub fn prompt_list(lua: &Lua, env: &Env, heading: &Value) -> Answer {
+    let (ctx, marks) = (&env.ctx, &env.marks);
     let Value::String(h) = heading else {
-        return fail(lua, "lua", format!("prompt.list takes a section heading, got {}", heading.type_name()));
+        return fail(lua, ErrKind::Lua, format!("prompt.list takes a section heading, got {}", heading.type_name()));
     };
     let p = &ctx.run.prompt;
     match p.resolve(ctx.section, &h.to_string_lossy()) {
-        Err(msg) => fail(lua, "lua", format!("prompt.list: {msg}")),
+        Err(msg) => fail(lua, ErrKind::Lua, format!("prompt.list: {msg}")),
         Ok(i) => match &p.sections[i].list {
             Some(items) => ok(lua, values::to_lua(lua, &Json::from(items.clone()), marks)?),
-            None => fail(lua, "lua", format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
+            None => fail(lua, ErrKind::Lua, format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
         },
     }
 }
 
-fn log(lua: &Lua, ctx: &EntryCtx, message: &Value) -> Answer {
+pub fn log(lua: &Lua, env: &Env, message: &Value) -> Answer {
+    let ctx = &env.ctx;
     let Value::String(s) = message else {
-        return fail(lua, "lua", format!("log takes a message string, got {}", message.type_name()));
+        return fail(lua, ErrKind::Lua, format!("log takes a message string, got {}", message.type_name()));
     };
     let Ok(text) = s.to_str() else {
-        return fail(lua, "lua", "log message is not valid UTF-8");
+        return fail(lua, ErrKind::Lua, "log message is not valid UTF-8");
     };
     let text = text.to_string();
     if text.chars().count() > LOG_MAX_CHARS {
-        return fail(lua, "lua", format!("log message is longer than {LOG_MAX_CHARS} characters"));
+        return fail(lua, ErrKind::Lua, format!("log message is longer than {LOG_MAX_CHARS} characters"));
     }
     if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n') {
-        return fail(lua, "lua", format!("log message contains the control character U+{:04X}", c as u32));
+        return fail(lua, ErrKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
     }
     ctx.run.emit("log", Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));
     ok(lua, ())
 }
 
 /// The first read of `prose` in a block renders it; later reads return the same string.
-fn read_prose(lua: &Lua, ctx: &EntryCtx, marks: &Marks) -> Answer {
+pub fn read_prose(lua: &Lua, env: &Env) -> Answer {
+    let (ctx, marks) = (&env.ctx, &env.marks);
     if let Some(text) = &ctx.prose.borrow().rendered {
         return ok(lua, text.as_str());
     }
@@ -274,7 +325,7 @@ fn read_prose(lua: &Lua, ctx: &EntryCtx, marks: &Marks) -> Answer {
             ctx.prose.borrow_mut().rendered = Some(text.clone());
             ok(lua, text)
         }
-        Err(e) => fail(lua, "lua", e.to_string()),
+        Err(e) => fail(lua, ErrKind::Lua, e.to_string()),
     }
 }
 

@@ -1,20 +1,23 @@
 //! The Lua environment of one section entry: a fresh, sandboxed Lua 5.5 state with the Engine
-//! globals installed (`bootstrap.lua` for the Lua side, [`engine_functions`] for the Rust
-//! side), the instruction hook, and the memory ceiling.
+//! globals installed (`bootstrap.lua` for the Lua side, [`ops`] for the typed Rust functions it
+//! calls), the instruction hook, and the memory ceiling. This layer marshals between Lua values
+//! and `effects`; it holds no protocol of its own.
 
 mod globals;
+mod handles;
+mod loop_api;
+mod ops;
 mod store_api;
-mod suspend;
-pub mod tools_api;
-pub mod untrusted;
+mod tools_api;
 pub mod values;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 use std::rc::Rc;
 
-use crate::engine::context::EntryCtx;
+use crate::effects::context::EntryCtx;
 use crate::error::{RunError, RunErrorKind};
+pub use globals::mlua_error_message;
 use values::{Marks, ProxyShims};
 
 /// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
@@ -40,6 +43,32 @@ const BASE_ALLOWED: &[&str] = &[
     "table",
     "math",
     "utf8",
+];
+
+/// The Engine's global names (`SURFACE.md`): the sandbox keeps them, and a Pack prelude may not
+/// define them (bootstrap.lua receives this list as `E.engine_globals`).
+pub const ENGINE_GLOBALS: &[&str] = &[
+    "args",
+    "argv",
+    "call",
+    "compactors",
+    "item",
+    "json",
+    "jump",
+    "log",
+    "messages",
+    "models",
+    "packs",
+    "prompt",
+    "prose",
+    "require",
+    "store",
+    "sys",
+    "tasks",
+    "tools",
+    "ui",
+    "untrusted",
+    "var",
 ];
 
 /// The hook runs every this many VM instructions: often enough to stop a runaway block
@@ -99,8 +128,12 @@ pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
 }
 
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
-    let lua = Lua::new_with(StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8, LuaOptions::new())?;
+    // `coroutine` is loaded for mlua's async functions only (see `ops::Env::coroutine`); the
+    // sandbox removes it from the globals.
+    let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+    let lua = Lua::new_with(libs, LuaOptions::new())?;
     let g = lua.globals();
+    let coroutine: Table = g.raw_get("coroutine")?;
     if let Value::Table(string) = g.raw_get::<Value>("string")? {
         string.raw_set("dump", Value::Nil)?;
     }
@@ -115,24 +148,13 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
-    // Every synchronous Engine function goes through this one Lua function (`E.name(...)` is
-    // bound by bootstrap.lua to `dispatch('name', ...)`): each Rust closure handed to Lua costs
-    // a monomorphised copy of mlua's callback glue, and the module's size budget is tight.
-    let env = Rc::new(globals::Env { ctx: ctx.clone(), marks: marks.clone(), shims: shims.clone() });
-    let dispatch = lua.create_function(move |lua, mut args: MultiValue| {
-        let name = match args.pop_front() {
-            Some(Value::String(s)) => s.to_string_lossy(),
-            _ => String::new(),
-        };
-        globals::call(lua, &env, &name, &args)
-            .or_else(|| tools_api::call(lua, &env, &name, &args))
-            .unwrap_or_else(|| Err(mlua::Error::runtime(format!("no Engine function named {name:?}"))))
-    })?;
-    suspend::install(&lua, &e, ctx)?;
-    tools_api::install(&lua, &e, ctx)?;
+    e.raw_set("engine_globals", lua.create_sequence_from(ENGINE_GLOBALS.iter().copied())?)?;
+    let env = Rc::new(ops::Env { ctx: ctx.clone(), marks: marks.clone(), shims: shims.clone(), coroutine });
+    handles::install(&lua, &e, env.clone())?;
+    ops::install(&lua, &e, env)?;
 
     let internals: Table =
-        lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e, dispatch))?;
+        lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;
     let fns: Table = internals.get("var_mt_fns")?;
     let proxy_shims =
         ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
@@ -156,12 +178,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         let (k, v) = pair?;
         if let Value::String(name) = &k {
             let name = name.to_string_lossy();
-            let engine = matches!(name.as_str(), "args" | "var" | "sys" | "prompt" | "ui" | "json" | "log" | "untrusted" | "item")
-                || matches!(
-                    name.as_str(),
-                    "call" | "jump" | "require" | "tasks" | "tools" | "packs" | "store" | "compactors" | "messages" | "models"
-                );
-            if !engine && !BASE_ALLOWED.contains(&name.as_str()) && !matches!(v, Value::Nil) {
+            let keep = ENGINE_GLOBALS.contains(&name.as_str()) || BASE_ALLOWED.contains(&name.as_str());
+            if !keep && !matches!(v, Value::Nil) {
                 remove.push(name);
             }
         }

@@ -5,12 +5,14 @@
 //! passed for a string becomes text) with a generic conversion message (`004`, "How store calls
 //! run"); everywhere else the chapter's `... must be a string, got {type}` messages apply.
 
-use mlua::{Lua, MultiValue, Value};
+use mlua::{Lua, Value};
 
+use super::ops::Args;
 use super::values::{fail, ok, Answer};
-use crate::engine::context::EntryCtx;
-use crate::error::{RunError, RunErrorKind};
+use crate::effects::context::EntryCtx;
+use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::view::{Failure, StoreError};
+use crate::store::StoreOp;
 
 /// The Lua type as store messages name it: integers and floats are told apart.
 fn type_name(v: &Value) -> &'static str {
@@ -26,15 +28,14 @@ fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> 
     match v {
         Value::String(s) => Ok(s.as_bytes().to_vec()),
         Value::Integer(i) if ctx.loading_shared() => Ok(i.to_string().into_bytes()),
-        Value::Number(_) if ctx.loading_shared() => Ok(lua_text(ctx, v).into_bytes()),
+        Value::Number(_) if ctx.loading_shared() => Ok(lua_text(v).into_bytes()),
         other if ctx.loading_shared() => Err(format!("error converting Lua {} to String (expected string or number)", other.type_name())),
         other => Err(format!("{name} must be a string, got {}", type_name(other))),
     }
 }
 
 /// A number as Lua's own `tostring` writes it (the shared library's coercion).
-fn lua_text(ctx: &EntryCtx, v: &Value) -> String {
-    let _ = ctx;
+fn lua_text(v: &Value) -> String {
     match v {
         Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => format!("{}.0", *n as i64),
         Value::Number(n) => serde_json::Number::from_f64(*n).map(|j| j.to_string()).unwrap_or_else(|| "nan".into()),
@@ -65,21 +66,17 @@ fn path_text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn arg(args: &MultiValue, i: usize) -> Value {
-    args.get(i).cloned().unwrap_or(Value::Nil)
-}
-
 /// Turns a store failure into the check-convention answer, or stops the run.
 fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
     match failure {
         Failure::Store(e) => store_error(lua, &e),
         Failure::Conflict(message) => {
             ctx.run.stop_with(RunError::new(RunErrorKind::Determinism, message.clone()));
-            fail(lua, "store", message)
+            fail(lua, ErrKind::Store, message)
         }
         Failure::Backend(detail) => {
             ctx.run.stop_with(RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
-            fail(lua, "store", "store backend failure")
+            fail(lua, ErrKind::Store, "store backend failure")
         }
     }
 }
@@ -99,35 +96,24 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
     if let Some(c) = e.count {
         fields.raw_set("count", c)?;
     }
-    let mut mv = fail(lua, "store", &e.message)?;
+    let mut mv = fail(lua, ErrKind::Store, &e.message)?;
     mv.push_back(Value::Table(fields));
     Ok(mv)
 }
 
-/// `store.*`: the call's name comes first (bootstrap.lua passes it), then the Lua arguments.
-pub async fn call(lua: &Lua, ctx: &EntryCtx, mut args: MultiValue) -> Answer {
-    let op = match args.pop_front() {
-        Some(Value::String(s)) => s.to_string_lossy(),
-        _ => String::new(),
-    };
-    store_call(lua, ctx, &op, &args).await
-}
-
-async fn store_call(lua: &Lua, ctx: &EntryCtx, op: &str, args: &MultiValue) -> Answer {
+/// One of the eight `store.*` calls with its Lua arguments.
+pub async fn call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
+    let arg = |i| args.get(i);
     match op {
-        "write" | "append" => write_like(lua, ctx, args, op == "append").await,
-        "read" | "read_numbered" => read_like(lua, ctx, args, op == "read_numbered").await,
-        "str_replace" => {
+        StoreOp::Write | StoreOp::Append => write_like(lua, ctx, &args, op == StoreOp::Append).await,
+        StoreOp::Read | StoreOp::ReadNumbered => read_like(lua, ctx, &args, op == StoreOp::ReadNumbered).await,
+        StoreOp::StrReplace => {
             let strings = (|| -> Result<_, String> {
-                Ok((
-                    string_arg(ctx, &arg(args, 0), "path")?,
-                    string_arg(ctx, &arg(args, 1), "old")?,
-                    string_arg(ctx, &arg(args, 2), "new")?,
-                ))
+                Ok((string_arg(ctx, &arg(0), "path")?, string_arg(ctx, &arg(1), "old")?, string_arg(ctx, &arg(2), "new")?))
             })();
             let (p, old, new) = match strings {
                 Ok(s) => s,
-                Err(m) => return fail(lua, "lua", m),
+                Err(m) => return fail(lua, ErrKind::Lua, m),
             };
             let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
             let store = ctx.run.store.clone();
@@ -136,17 +122,17 @@ async fn store_call(lua: &Lua, ctx: &EntryCtx, op: &str, args: &MultiValue) -> A
                 Err(f) => answer_failure(lua, ctx, f),
             }
         }
-        "delete" | "exists" | "glob" => {
-            let name = if op == "glob" { "pattern" } else { "path" };
-            let p = match string_arg(ctx, &arg(args, 0), name) {
+        StoreOp::Delete | StoreOp::Exists | StoreOp::Glob => {
+            let name = if op == StoreOp::Glob { "pattern" } else { "path" };
+            let p = match string_arg(ctx, &arg(0), name) {
                 Ok(p) => path_text(p),
-                Err(m) => return fail(lua, "lua", m),
+                Err(m) => return fail(lua, ErrKind::Lua, m),
             };
             let store = ctx.run.store.clone();
             let chain = &ctx.chain.id;
             let result = match op {
-                "delete" => store.delete(chain, &p).await.map(|()| Value::Nil),
-                "exists" => store.exists(chain, &p).map(Value::Boolean),
+                StoreOp::Delete => store.delete(chain, &p).await.map(|()| Value::Nil),
+                StoreOp::Exists => store.exists(chain, &p).map(Value::Boolean),
                 _ => match store.glob(chain, &p) {
                     Ok(found) => Ok(Value::Table(lua.create_sequence_from(found)?)),
                     Err(f) => Err(f),
@@ -157,18 +143,17 @@ async fn store_call(lua: &Lua, ctx: &EntryCtx, op: &str, args: &MultiValue) -> A
                 Err(f) => answer_failure(lua, ctx, f),
             }
         }
-        other => fail(lua, "lua", format!("store has no call named {other:?}")),
     }
 }
 
-async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) -> Answer {
-    let p = match string_arg(ctx, &arg(args, 0), "path") {
+async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Answer {
+    let p = match string_arg(ctx, &args.get(0), "path") {
         Ok(p) => path_text(p),
-        Err(m) => return fail(lua, "lua", m),
+        Err(m) => return fail(lua, ErrKind::Lua, m),
     };
-    let contents = match string_arg(ctx, &arg(args, 1), "contents") {
+    let contents = match string_arg(ctx, &args.get(1), "contents") {
         Ok(c) => c,
-        Err(m) => return fail(lua, "lua", m),
+        Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
     let result = if append { store.append(&ctx.chain.id, &p, &contents).await } else { store.write(&ctx.chain.id, &p, &contents).await };
@@ -178,13 +163,13 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, append: bool) 
     }
 }
 
-async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &MultiValue, numbered: bool) -> Answer {
+async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &Args, numbered: bool) -> Answer {
     let parsed = (|| -> Result<_, String> {
-        Ok((string_arg(ctx, &arg(args, 0), "path")?, bound_arg(ctx, &arg(args, 1), "start")?, bound_arg(ctx, &arg(args, 2), "end")?))
+        Ok((string_arg(ctx, &args.get(0), "path")?, bound_arg(ctx, &args.get(1), "start")?, bound_arg(ctx, &args.get(2), "end")?))
     })();
     let (p, start, end) = match parsed {
         Ok(v) => v,
-        Err(m) => return fail(lua, "lua", m),
+        Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
     match store.read(&ctx.chain.id, &path_text(p), start, end, numbered).await {

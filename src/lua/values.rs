@@ -9,6 +9,9 @@ use serde_json::{Map, Number, Value as Json};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::effects::Refusal;
+use crate::error::ErrKind;
+
 /// Why a Lua value is not JSON data.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NotJson {
@@ -297,8 +300,37 @@ pub fn ok(lua: &Lua, values: impl mlua::IntoLuaMulti) -> Answer {
     Ok(mv)
 }
 
-pub fn fail(lua: &Lua, kind: &str, message: impl AsRef<str>) -> Answer {
-    (false, kind, message.as_ref()).into_lua_multi(lua)
+/// The check convention's failure: bootstrap.lua raises an error value of this kind.
+pub fn fail(lua: &Lua, kind: ErrKind, message: impl AsRef<str>) -> Answer {
+    (false, kind.as_str(), message.as_ref()).into_lua_multi(lua)
+}
+
+/// A refused step as the check convention's failure, with the `name` field it may carry.
+pub fn refuse(lua: &Lua, r: Refusal) -> Answer {
+    let mut mv = fail(lua, r.kind, &r.message)?;
+    if let Some(name) = r.name {
+        let fields = lua.create_table()?;
+        fields.raw_set("name", name)?;
+        mv.push_back(Value::Table(fields));
+    }
+    Ok(mv)
+}
+
+/// The scalar return rule (blocks and local tool handlers): the first returned value, if not
+/// nil, becomes text.
+pub fn scalar_text(lua: &Lua, v: &Value) -> Result<Option<String>, String> {
+    let text = match v {
+        Value::Nil => return Ok(None),
+        Value::Boolean(b) => b.to_string(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(_) => lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_default(),
+        Value::String(s) => match s.to_str() {
+            Ok(t) => t.to_string(),
+            Err(_) => return Err("cannot return a string that is not valid UTF-8 as a result".into()),
+        },
+        other => return Err(format!("cannot return a {} as a result", other.type_name())),
+    };
+    Ok(Some(text))
 }
 
 pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
@@ -329,23 +361,23 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         other => other.type_name().to_string(),
     };
     match h.access {
-        Access::FrozenArgv => return fail(lua, "lua", format!("argv is frozen after the H1 pass; cannot set '{}'", k())),
+        Access::FrozenArgv => return fail(lua, ErrKind::Lua, format!("argv is frozen after the H1 pass; cannot set '{}'", k())),
         Access::PreludeVar => {
             let place = if h.path.is_empty() { "var".to_string() } else { h.describe(None) };
             let suffix = if h.path.is_empty() { " inside a Pack prelude" } else { "" };
-            return fail(lua, "lua", format!("{place} is read-only{suffix}; cannot set '{}'", k()));
+            return fail(lua, ErrKind::Lua, format!("{place} is read-only{suffix}; cannot set '{}'", k()));
         }
         Access::Var => {}
     }
     let Some(here) = h.get() else {
-        return fail(lua, "lua", format!("{} no longer exists in var", h.describe(None)));
+        return fail(lua, ErrKind::Lua, format!("{} no longer exists in var", h.describe(None)));
     };
     let step = match step_for(&here, key) {
         Ok(Some(step)) => step,
         Ok(None) => {
-            return fail(lua, "lua", format!("{} is an array: its keys are integers from 1", h.describe(None)));
+            return fail(lua, ErrKind::Lua, format!("{} is an array: its keys are integers from 1", h.describe(None)));
         }
-        Err(e) => return fail(lua, "lua", format!("{}: {e}", h.describe(None))),
+        Err(e) => return fail(lua, ErrKind::Lua, format!("{}: {e}", h.describe(None))),
     };
     let new = if value.is_nil() {
         None
@@ -353,7 +385,11 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         match to_json(value, marks) {
             Ok(j) => Some(j),
             Err(e) => {
-                return fail(lua, "lua", format!("var holds JSON data only: cannot set {}: {}", h.describe(Some(&step)), e.describe()));
+                return fail(
+                    lua,
+                    ErrKind::Lua,
+                    format!("var holds JSON data only: cannot set {}: {}", h.describe(Some(&step)), e.describe()),
+                );
             }
         }
     };
@@ -385,7 +421,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         Ok(())
     });
     match result {
-        Some(Err(e)) => fail(lua, "lua", e),
+        Some(Err(e)) => fail(lua, ErrKind::Lua, e),
         _ => ok(lua, ()),
     }
 }
@@ -419,4 +455,27 @@ pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
         }
     })?;
     ok(lua, (iter, t.clone(), Value::Nil))
+}
+
+/// The Lua type as messages name it: integers and floats told apart, mlua's wrapped errors
+/// shown as the userdata they are to Lua.
+pub fn lua_type(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) => "integer",
+        Value::Number(_) => "number",
+        Value::Error(_) => "userdata",
+        other => other.type_name(),
+    }
+}
+
+/// The sequence part of a table: 1.. up to the first nil.
+pub fn sequence(t: &Table) -> Vec<Value> {
+    let mut out = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => out.push(v),
+        }
+    }
+    out
 }

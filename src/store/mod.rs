@@ -12,6 +12,19 @@ use futures::future::LocalBoxFuture;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The eight store calls a prompt makes (`004`, "The calls").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreOp {
+    Write,
+    Append,
+    Read,
+    ReadNumbered,
+    StrReplace,
+    Delete,
+    Exists,
+    Glob,
+}
+
 /// What a backend holds when the run starts.
 #[derive(Debug, Clone, Default)]
 pub struct Opened {

@@ -7,7 +7,7 @@ mod store;
 mod wasi_shim;
 
 use js_sys::{Promise, Reflect};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 

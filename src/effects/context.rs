@@ -9,11 +9,12 @@ use std::rc::Rc;
 
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
-use crate::lua::tools_api::Round;
 use crate::prompt::Prompt;
 use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};
+
+use super::round::Round;
 
 #[derive(Debug, Clone)]
 pub struct Limits {

@@ -1,8 +1,6 @@
 //! Model roles and the one-round `models.infer` (`DECISIONS.md`, "Models and conversations").
-//! Conversations (`messages`, `models.loop`) and tools arrive with the Tools chapter; they will
-//! share [`resolve_role`] and the request shape built here.
+//! `models.loop` (`round.rs`) shares [`resolve_role`] and [`spec_of`].
 
-use mlua::Value;
 use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
@@ -15,12 +13,8 @@ fn declared(ctx: &EntryCtx) -> Vec<String> {
 }
 
 /// `models.use(role)` (any entry) and `models.default(role)` (H1 body only).
-pub fn select_role(ctx: &EntryCtx, role: &Value, default: bool) -> Result<(), String> {
+pub fn select_role(ctx: &EntryCtx, role: String, default: bool) -> Result<(), String> {
     let call = if default { "models.default" } else { "models.use" };
-    let Value::String(s) = role else {
-        return Err(format!("{call} takes a role label, got {}", role.type_name()));
-    };
-    let role = s.to_string_lossy();
     let roles = declared(ctx);
     let known = if roles.is_empty() { role == DEFAULT_ROLE } else { roles.contains(&role) };
     if !known {
@@ -42,13 +36,28 @@ pub fn select_role(ctx: &EntryCtx, role: &Value, default: bool) -> Result<(), St
     Ok(())
 }
 
-/// A declared role label (or `default` when the prompt declares none), for `models.get`.
-pub fn declared_role(ctx: &EntryCtx, role: &str) -> bool {
-    let roles = declared(ctx);
-    if roles.is_empty() {
-        role == DEFAULT_ROLE
-    } else {
-        roles.iter().any(|r| r == role)
+/// A role a model handle names: a declared role by its position under `models:`, or the
+/// implicit `default` of a prompt that declares none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleRef {
+    Declared(usize),
+    Implicit,
+}
+
+/// The role `models.get(label)` names, if the prompt has it.
+pub fn role_ref(ctx: &EntryCtx, label: &str) -> Option<RoleRef> {
+    let models = &ctx.run.prompt.front.models;
+    if models.is_empty() {
+        return (label == DEFAULT_ROLE).then_some(RoleRef::Implicit);
+    }
+    models.keys().position(|r| r == label).map(RoleRef::Declared)
+}
+
+/// The label of a role a handle names.
+pub fn role_label(ctx: &EntryCtx, role: RoleRef) -> String {
+    match role {
+        RoleRef::Declared(i) => ctx.run.prompt.front.models.keys().nth(i).cloned().unwrap_or_default(),
+        RoleRef::Implicit => DEFAULT_ROLE.into(),
     }
 }
 

@@ -1,0 +1,239 @@
+//! The `models.loop` protocol (`002`, "The tool loop"): a round asks the model, the reply's tool
+//! calls pass the scope gate, catalog calls run concurrently up to the next local call, and the
+//! round's records join the conversation. Local tool handlers are Lua functions, so the Lua
+//! binding drives the loop and runs them between these steps; everything else is here.
+
+use futures::future::join_all;
+use serde_json::{json, Value as Json};
+
+use super::context::EntryCtx;
+use super::tool_calls::{call_catalog, Caller};
+use super::{models, Refusal};
+use crate::error::ErrKind;
+use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
+
+/// The round in progress: the calls of the latest reply and their results so far.
+#[derive(Default)]
+pub struct Round {
+    /// The text of the reply that asked for the calls (the assistant record's content).
+    pub content: String,
+    pub calls: Vec<(ToolCall, Target)>,
+    pub results: Vec<Option<String>>,
+    /// Whether any round of this loop asked for tools (for the empty-reply rule).
+    pub had_calls: bool,
+    pub rounds: u64,
+}
+
+/// How a model round ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RoundEnd {
+    /// The model answered with text: the loop's result.
+    Final(String),
+    /// The model asked for this many tool calls, now waiting in the round.
+    Calls(usize),
+}
+
+/// The call at a position of the round: what the binding must run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingCall {
+    /// A local tool: the binding runs its Lua handler.
+    Local { alias: String, arguments: Json, call_id: String, turn: u64 },
+    /// A catalog tool: [`run_catalog_batch`] runs it with its neighbours.
+    Catalog,
+}
+
+/// Checks and the render before the first round of a `models.loop` call.
+pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
+    if c.scope.borrow().handler_depth > 0 {
+        return Err(Refusal::lua("models.loop cannot run inside a local tool handler; return a value from the handler instead"));
+    }
+    if c.messages.borrow().is_empty() {
+        return Err(Refusal::lua("models.loop needs a message to answer: add one with messages:user(text) first"));
+    }
+    let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrKind::Model, m))?;
+    if !c.run.host.has_model(&role, &models::spec_of(c, &role)) {
+        return Err(Refusal::new(ErrKind::Model, format!("no model is bound to the role {role}")));
+    }
+    if c.scope.borrow().rendered.is_none() {
+        let name = c.section_name().to_string();
+        c.run.emit("tool_scope_validation_started", Some(&name), crate::obj!({}));
+        let count = c.scope.borrow_mut().render(&c.run.catalog).len();
+        c.run.emit("tool_scope_validation_succeeded", Some(&name), crate::obj!({ "tools": count }));
+    }
+    *c.round.borrow_mut() = Round::default();
+    Ok(())
+}
+
+/// One model round: the request, the reply's checks, the scope gate.
+pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
+    let cap = ctx.run.limits.max_tool_iterations;
+    if ctx.round.borrow().rounds >= cap {
+        return Err(Refusal::new(ErrKind::RoundCap, format!("models.loop reached its round cap of {cap} rounds without a final reply")));
+    }
+    let model_error = |m: String| Refusal::new(ErrKind::Model, m);
+    let role = models::resolve_role(ctx).map_err(model_error)?;
+    let spec = models::spec_of(ctx, &role);
+    let turn = {
+        let mut s = ctx.scope.borrow_mut();
+        s.turn += 1;
+        s.turn
+    };
+    ctx.round.borrow_mut().rounds += 1;
+    let advertised: Vec<Advertised> = ctx.scope.borrow().rendered.clone().unwrap_or_default();
+    let mut request = json!({
+        "role": role, "spec": spec, "section": ctx.section_name(), "turn": turn,
+        "messages": ctx.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
+    });
+    if !advertised.is_empty() {
+        request["tools"] = Json::Array(
+            advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
+        );
+    }
+    let name = ctx.section_name().to_string();
+    ctx.run.emit("model_turn_started", Some(&name), crate::obj!({ "turn": turn, "role": role }));
+    let reply = ctx.run.host.call_model(&role, &spec, request).await.map_err(model_error)?;
+    ctx.run.emit("model_turn_completed", Some(&name), crate::obj!({ "turn": turn }));
+    let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
+    let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
+    *ctx.model_facts.borrow_mut() = Some((model_id.to_string(), finish.to_string()));
+    let calls = parse_tool_calls(&reply).map_err(model_error)?;
+    let content = match reply.get("content") {
+        Some(Json::String(s)) => s.clone(),
+        Some(Json::Null) | None => String::new(),
+        Some(_) => return Err(model_error("the model's reply is malformed: content must be a string".into())),
+    };
+    if calls.is_empty() {
+        let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
+        if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
+            return Err(model_error("the model returned an empty reply".into()));
+        }
+        ctx.messages.borrow_mut().push(Record::text("assistant", content.clone()));
+        return Ok(RoundEnd::Final(content));
+    }
+    // The scope gate: every name must be one this round advertised.
+    let mut resolved = Vec::new();
+    for call in &calls {
+        match advertised.iter().find(|a| a.name == call.name) {
+            Some(a) => resolved.push((call.clone(), a.target.clone())),
+            None => {
+                emit_batch(ctx, turn, &calls, &advertised);
+                ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
+                let hint = if ctx.run.catalog.by_wire(&call.name).is_some() {
+                    " (a catalog tool that was not offered in this section)"
+                } else {
+                    ""
+                };
+                let message = format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name);
+                return Err(Refusal::new(ErrKind::OutOfScopeTool, message).naming(&call.name));
+            }
+        }
+    }
+    emit_batch(ctx, turn, &calls, &advertised);
+    let n = resolved.len();
+    let mut r = ctx.round.borrow_mut();
+    r.had_calls = true;
+    r.content = content;
+    r.results = vec![None; n];
+    r.calls = resolved;
+    Ok(RoundEnd::Calls(n))
+}
+
+/// The call at `index` (0-based) of the round in progress, if there is one.
+pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
+    let r = c.round.borrow();
+    let (call, target) = r.calls.get(index)?;
+    Some(match target {
+        Target::Local(alias) => PendingCall::Local {
+            alias: alias.clone(),
+            arguments: call.arguments.clone(),
+            call_id: call.id.clone(),
+            turn: c.scope.borrow().turn,
+        },
+        Target::Catalog(_) => PendingCall::Catalog,
+    })
+}
+
+/// Records the text a local handler answered for the call at `index` (0-based).
+pub fn set_result(c: &EntryCtx, index: usize, text: String) {
+    if let Some(slot) = c.round.borrow_mut().results.get_mut(index) {
+        *slot = Some(text);
+    }
+}
+
+/// Runs the catalog calls of the round from `index` (0-based) up to the next local call,
+/// concurrently; answers the index of the next call.
+pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Refusal> {
+    let turn = ctx.scope.borrow().turn;
+    let batch: Vec<(usize, ToolCall, usize)> = {
+        let r = ctx.round.borrow();
+        r.calls
+            .iter()
+            .enumerate()
+            .skip(index)
+            .map_while(|(k, (call, t))| match t {
+                Target::Catalog(idx) => Some((k, call.clone(), *idx)),
+                Target::Local(_) => None,
+            })
+            .collect()
+    };
+    let next = index + batch.len();
+    let runs =
+        batch.iter().map(|(_, call, idx)| call_catalog(ctx, *idx, &call.name, call.arguments.clone(), &call.id, turn, Caller::Model));
+    let outcomes = join_all(runs).await;
+    if let Some(stop) = ctx.run.stop.borrow().clone() {
+        return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+    }
+    let mut r = ctx.round.borrow_mut();
+    for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
+        // A bound tool's failure goes back to the model as untrusted text.
+        let text = match outcome {
+            Ok((text, _)) => text,
+            Err(msg) => crate::untrusted::envelope(&msg, &ctx.run.nonce),
+        };
+        r.results[*k] = Some(text);
+    }
+    Ok(next)
+}
+
+/// Appends the round's records: one assistant record with every call, one tool record each.
+pub fn finish(c: &EntryCtx) {
+    let r = std::mem::take(&mut *c.round.borrow_mut());
+    {
+        let mut msgs = c.messages.borrow_mut();
+        msgs.push(Record {
+            role: "assistant".into(),
+            content: r.content,
+            tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
+            tool_call_id: None,
+        });
+        for ((call, _), text) in r.calls.iter().zip(r.results) {
+            msgs.push(Record {
+                role: "tool".into(),
+                content: text.unwrap_or_default(),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(call.id.clone()),
+            });
+        }
+    }
+    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
+}
+
+/// A local handler raised out of the loop: the round is dropped.
+pub fn abort(c: &EntryCtx) {
+    *c.round.borrow_mut() = Round::default();
+}
+
+fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {
+    let list: Vec<Json> = calls
+        .iter()
+        .map(|call| {
+            let mut o = crate::obj!({ "id": call.id, "name": call.name, "arguments": call.arguments });
+            if let Some(Advertised { target: Target::Catalog(idx), .. }) = advertised.iter().find(|a| a.name == call.name) {
+                o["tool"] = Json::from(c.run.catalog.tools[*idx].id.clone());
+            }
+            o
+        })
+        .collect();
+    c.run.emit("assistant_tool_calls", Some(c.section_name()), crate::obj!({ "turn": turn, "calls": list }));
+}

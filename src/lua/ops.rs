@@ -1,0 +1,303 @@
+//! The Engine functions bootstrap.lua calls as `E.name(...)`, typed. [`Op`] lists the ones that
+//! answer at once and [`SuspendOp`] the ones that wait on the host (store, tools, models); each
+//! is bound to a Lua function the first time bootstrap.lua reads `E.name`, and from then on Lua
+//! calls it directly with no name in sight. The one place a name is read is that binding, which
+//! turns it into the enum (an unknown name is an error there, and the test
+//! `every_engine_name_in_bootstrap_is_an_op` checks bootstrap.lua's names against the enums).
+//!
+//! Every Op of a kind is created by the same closure expression, so mlua's generic callback glue
+//! is instantiated once per kind, not once per function (the module has a size budget).
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use mlua::{Lua, MultiValue, Table, Value};
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use super::values::{fail, Answer, Marks, ProxyShims};
+use super::{globals, handles, loop_api, store_api, tools_api};
+use crate::effects::context::EntryCtx;
+use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::store::StoreOp;
+
+/// What every Engine function of one VM works with.
+pub struct Env {
+    pub ctx: Rc<EntryCtx>,
+    pub marks: Marks,
+    /// The `var` proxy metamethods bootstrap.lua defines (set once it has run).
+    pub shims: Rc<OnceCell<ProxyShims>>,
+    /// The `coroutine` library, which the sandbox removes from the globals: mlua reads
+    /// `coroutine.yield` from the globals when it creates an async function, so binding a
+    /// [`SuspendOp`] lends it back for that moment.
+    pub coroutine: Table,
+}
+
+/// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
+macro_rules! engine_functions {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($(#[$vdoc])* $variant,)* }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The key under `E` bootstrap.lua reads.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+
+            pub fn from_name(text: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|op| op.name() == text)
+            }
+        }
+    };
+}
+
+engine_functions! {
+    /// Engine functions that answer at once.
+    Op {
+        // The run's control signals and error values.
+        IsControl = "is_control",
+        ErrorParts = "error_parts",
+        // Globals that carry run values.
+        Prose = "prose",
+        ArgvInitial = "argv_initial",
+        ArgvFrozen = "argv_frozen",
+        SysGet = "sys_get",
+        UiGet = "ui_get",
+        PromptGet = "prompt_get",
+        PromptList = "prompt_list",
+        // The var proxies.
+        VarIndex = "var_index",
+        VarNewindex = "var_newindex",
+        VarLen = "var_len",
+        VarPairs = "var_pairs",
+        // json, log, untrusted.
+        JsonArray = "json_array",
+        JsonEncode = "json_encode",
+        JsonDecode = "json_decode",
+        Log = "log",
+        Untrusted = "untrusted",
+        // Pack preludes.
+        Preludes = "preludes",
+        LoadPrelude = "load_prelude",
+        PreludeVar = "prelude_var",
+        PreludeLoading = "prelude_loading",
+        // Models.
+        ModelsUse = "models_use",
+        ModelsDefault = "models_default",
+        ModelHandle = "model_handle",
+        RegisterModelInfer = "register_model_infer",
+        // Tools and Packs.
+        ToolsGet = "tools_get",
+        ToolsList = "tools_list",
+        PacksGet = "packs_get",
+        PacksList = "packs_list",
+        ToolsOffer = "tools_offer",
+        PacksOffer = "packs_offer",
+        ToolsOfferLocal = "tools_offer_local",
+        ToolsResolve = "tools_resolve",
+        LocalBegin = "local_begin",
+        LocalEnd = "local_end",
+        CallsActive = "calls_active",
+        CallsGet = "calls_get",
+        InHandler = "in_handler",
+        // models.loop between its suspending rounds.
+        LoopStart = "loop_start",
+        LoopCall = "loop_call",
+        LoopSet = "loop_set",
+        LoopFinish = "loop_finish",
+        LoopAbort = "loop_abort",
+    }
+}
+
+engine_functions! {
+    /// Engine functions that wait on the host. Each is raced against cancellation.
+    SuspendOp {
+        StoreWrite = "store_write",
+        StoreAppend = "store_append",
+        StoreRead = "store_read",
+        StoreReadNumbered = "store_read_numbered",
+        StoreStrReplace = "store_str_replace",
+        StoreDelete = "store_delete",
+        StoreExists = "store_exists",
+        StoreGlob = "store_glob",
+        /// `tools.call` to a catalog tool.
+        Tool = "tool",
+        /// One model round of `models.loop`.
+        Round = "round",
+        /// The catalog calls of a round up to its next local call.
+        Batch = "batch",
+        /// `models.infer` and a model handle's `infer`.
+        Infer = "infer",
+    }
+}
+
+impl SuspendOp {
+    fn store_op(self) -> Option<StoreOp> {
+        Some(match self {
+            SuspendOp::StoreWrite => StoreOp::Write,
+            SuspendOp::StoreAppend => StoreOp::Append,
+            SuspendOp::StoreRead => StoreOp::Read,
+            SuspendOp::StoreReadNumbered => StoreOp::ReadNumbered,
+            SuspendOp::StoreStrReplace => StoreOp::StrReplace,
+            SuspendOp::StoreDelete => StoreOp::Delete,
+            SuspendOp::StoreExists => StoreOp::Exists,
+            SuspendOp::StoreGlob => StoreOp::Glob,
+            SuspendOp::Tool | SuspendOp::Round | SuspendOp::Batch | SuspendOp::Infer => return None,
+        })
+    }
+}
+
+/// Makes `E` bind its functions on first read. `E` already holds the Engine's values (`h1`,
+/// `json_null`, `messages`); any other key must name an [`Op`] or a [`SuspendOp`].
+pub fn install(lua: &Lua, e: &Table, env: Rc<Env>) -> mlua::Result<()> {
+    let bind = lua.create_function(move |lua, (e, key): (Table, mlua::LuaString)| {
+        let key = key.to_str()?.to_string();
+        let f = if let Some(op) = Op::from_name(&key) {
+            let env = env.clone();
+            lua.create_function(move |lua, args: MultiValue| call(lua, &env, op, args))?
+        } else if let Some(op) = SuspendOp::from_name(&key) {
+            let ctx = env.ctx.clone();
+            let g = lua.globals();
+            let prompt_value: Value = g.raw_get("coroutine")?;
+            g.raw_set("coroutine", env.coroutine.clone())?;
+            let f = lua.create_async_function(move |lua: Lua, args: MultiValue| suspend(lua, ctx.clone(), op, args));
+            g.raw_set("coroutine", prompt_value)?;
+            f?
+        } else {
+            return Err(mlua::Error::runtime(format!("no Engine function named {key:?}")));
+        };
+        e.raw_set(key, f.clone())?;
+        Ok(f)
+    })?;
+    let mt = lua.create_table()?;
+    mt.raw_set("__index", bind)?;
+    e.set_metatable(Some(mt))
+}
+
+/// Runs one synchronous Engine function. The match is exhaustive: a new [`Op`] does not compile
+/// until it has an implementation.
+fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
+    let a = Args(args);
+    match op {
+        Op::IsControl => globals::is_control(lua, env, &a.get(0)),
+        Op::ErrorParts => globals::error_parts(lua, &a.get(0)),
+        Op::Prose => globals::read_prose(lua, env),
+        Op::ArgvInitial => globals::argv_initial(lua, env),
+        Op::ArgvFrozen => globals::argv_frozen(lua, env),
+        Op::SysGet => globals::sys_get(lua, env, &a.get(0)),
+        Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
+        Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
+        Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
+        Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
+        Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
+        Op::VarLen => globals::var_len(lua, &a.get(0)),
+        Op::VarPairs => globals::var_pairs(lua, env, &a.get(0)),
+        Op::JsonArray => globals::json_array(lua, env, a.0),
+        Op::JsonEncode => globals::json_encode(lua, env, &a.get(0)),
+        Op::JsonDecode => globals::json_decode(lua, env, &a.get(0)),
+        Op::Log => globals::log(lua, env, &a.get(0)),
+        Op::Untrusted => globals::untrusted(lua, env, &a.get(0)),
+        Op::Preludes => globals::preludes(lua, env),
+        Op::LoadPrelude => globals::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
+        Op::PreludeVar => globals::prelude_var(lua, env),
+        Op::PreludeLoading => globals::prelude_loading(env, &a.get(0)),
+        Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
+        Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
+        Op::ModelHandle => handles::model_handle(lua, env, &a.get(0)),
+        Op::RegisterModelInfer => handles::register_model_infer(lua, a.get(0)),
+        Op::ToolsGet => tools_api::tools_get(lua, env, &a.get(0)),
+        Op::ToolsList => tools_api::tools_list(lua, env, &a.get(0)),
+        Op::PacksGet => tools_api::packs_get(lua, env, &a.get(0)),
+        Op::PacksList => tools_api::packs_list(lua, env, &a.get(0)),
+        Op::ToolsOffer => tools_api::tools_offer(lua, env, &a.0),
+        Op::PacksOffer => tools_api::packs_offer(lua, env, &a.0),
+        Op::ToolsOfferLocal => tools_api::offer_local(lua, env, &a.get(0), &a.get(1), &a.get(2), &a.get(3)),
+        Op::ToolsResolve => tools_api::resolve(lua, env, &a.get(0), &a.get(1)),
+        Op::LocalBegin => tools_api::local_begin(lua, env, &a.get(0)),
+        Op::LocalEnd => tools_api::local_end(lua, env, &a),
+        Op::CallsActive => tools_api::calls_active(lua, env),
+        Op::CallsGet => tools_api::calls_get(lua, env, &a.get(0)),
+        Op::InHandler => tools_api::in_handler(lua, env),
+        Op::LoopStart => loop_api::start(lua, env),
+        Op::LoopCall => loop_api::pending_call(lua, env, &a.get(0)),
+        Op::LoopSet => loop_api::set_result(lua, env, &a.get(0), &a.get(1)),
+        Op::LoopFinish => loop_api::finish(lua, env),
+        Op::LoopAbort => loop_api::abort(env),
+    }
+}
+
+/// Runs one suspending Engine function, raced against the run's cancellation.
+async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: SuspendOp, args: MultiValue) -> Answer {
+    let a = Args(args);
+    if ctx.loading_prelude.get() && op.store_op().is_none() {
+        return fail(&lua, ErrKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
+    }
+    let work: LocalBoxFuture<'_, Answer> = match op.store_op() {
+        Some(store_op) => Box::pin(store_api::call(&lua, &ctx, store_op, a)),
+        None => match op {
+            SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
+            SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
+            SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
+            _ => Box::pin(globals::infer(&lua, &ctx, a)),
+        },
+    };
+    let cancelled = ctx.run.host.cancelled();
+    futures::select! {
+        answer = work.fuse() => answer,
+        _ = cancelled.fuse() => {
+            ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
+            fail(&lua, ErrKind::Cancelled, "the run was cancelled")
+        }
+    }
+}
+
+/// A function's Lua arguments, read by position (a missing one is nil).
+pub struct Args(pub MultiValue);
+
+impl Args {
+    pub fn get(&self, i: usize) -> Value {
+        self.0.get(i).cloned().unwrap_or(Value::Nil)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `E.name` bootstrap.lua reads is an Engine value or one of the two enums, and every
+    /// variant is used there: a typo in either place fails here, not in the one prompt that
+    /// reaches it.
+    #[test]
+    fn every_engine_name_in_bootstrap_is_an_op() {
+        const VALUES: &[&str] = &["h1", "json_null", "messages", "engine_globals"];
+        let source = include_str!("bootstrap.lua");
+        let mut used = Vec::new();
+        for (i, _) in source.match_indices("E.") {
+            let before = source[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let name: String = source[i + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            used.push(name);
+        }
+        for (i, _) in source.match_indices("E['store_' .. name]") {
+            let _ = i;
+            for op in SuspendOp::ALL.iter().filter(|op| op.store_op().is_some()) {
+                used.push(op.name().to_string());
+            }
+        }
+        for name in &used {
+            assert!(
+                VALUES.contains(&name.as_str()) || Op::from_name(name).is_some() || SuspendOp::from_name(name).is_some(),
+                "bootstrap.lua reads E.{name}, which is no Engine function"
+            );
+        }
+        let names = Op::ALL.iter().map(|op| op.name()).chain(SuspendOp::ALL.iter().map(|op| op.name()));
+        for name in names {
+            assert!(used.iter().any(|u| u == name), "{name} is never used by bootstrap.lua");
+        }
+    }
+}
