@@ -2,7 +2,8 @@
 # Runvil build entry point. Subcommands:
 #   setup    install missing tools (apt, rustup target, wasm-bindgen-cli, npm dev deps), prepare .build/lua-src
 #   build    (default) setup, compile the engine to wasm, bind, optimise, write the npm package to pkg/
-#   test     build, then native `cargo test`, then every package test (node --test pkg-tests/)
+#   lint     cargo fmt --check, clippy (native and wasm32, warnings denied), cargo doc (warnings denied)
+#   test     build, lint, then native `cargo test`, then every package test (node --test pkg-tests/)
 #   example  build, then run examples/hello.md through the CLI with a scripted (offline) model
 #   bench    build, then node bench/run.mjs
 # Every step skips what is already in place, so re-running is cheap.
@@ -36,6 +37,13 @@ setup_apt() {
 }
 
 setup_rust() {
+  local component
+  for component in rustfmt clippy; do
+    rustup component list --installed | grep -q "^$component" || {
+      log "rustup: adding $component"
+      rustup component add "$component"
+    }
+  done
   rustup target list --installed | grep -qx wasm32-unknown-unknown || {
     log "rustup: adding wasm32-unknown-unknown"
     rustup target add wasm32-unknown-unknown
@@ -125,8 +133,22 @@ cmd_build() {
   [ "$gz" -le "$WASM_GZIP_BUDGET" ] || die "pkg/runvil_bg.wasm is $gz bytes gzip -9, over the budget of $WASM_GZIP_BUDGET"
 }
 
+# The habits CI enforces: formatted code, no clippy warning for either target, docs without
+# broken links. The wasm32 clippy pass matters: `src/wasm/` is compiled for that target only.
+cmd_lint() {
+  log "cargo fmt --check"
+  cargo fmt --check
+  log "cargo clippy (native, all targets)"
+  cargo clippy --all-targets -- -D warnings
+  log "cargo clippy (wasm32)"
+  cargo clippy --release --target wasm32-unknown-unknown --lib -- -D warnings
+  log "cargo doc"
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
+}
+
 cmd_test() {
   cmd_build
+  cmd_lint
   log "cargo test (native)"
   cargo test
   log "node --test pkg-tests/"
@@ -147,10 +169,11 @@ cmd_bench() {
 
 case "${1:-build}" in
   setup) cmd_setup ;;
+  lint) cmd_setup && cmd_lint ;;
   build) cmd_build ;;
   test) cmd_test ;;
   example) cmd_example ;;
   bench) cmd_bench ;;
-  -h | --help | help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown subcommand '$1' (setup | build | test | example | bench)" ;;
+  -h | --help | help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench)" ;;
 esac
