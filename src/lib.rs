@@ -20,6 +20,7 @@ macro_rules! obj {
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod ids;
 pub mod lua;
 pub mod parse;
 pub mod prompt;

@@ -6,6 +6,10 @@ use serde_yaml::Value as Yaml;
 use std::collections::BTreeMap;
 
 use crate::error::{RunError, RunErrorKind};
+use crate::ids::{pack_id, uses_entry_error, ALIAS_GRAMMAR};
+
+/// The Lua tools API checks local tool aliases through the frontmatter, whose keys share the grammar.
+pub use crate::ids::is_alias;
 
 /// What the frontmatter declares. Absent keys take the implicit defaults.
 #[derive(Debug, Clone, Default)]
@@ -199,12 +203,6 @@ fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, 
     }
 }
 
-/// The alias grammar shared by role labels, arg names and local tool aliases.
-pub fn is_alias(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
-}
-
 fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
     serde_json::to_value(v).ok()
 }
@@ -217,7 +215,7 @@ fn alias_key(k: &Yaml, what: &str, under: &str, pos: (usize, usize)) -> Result<S
     }
     Err(err(
         format!(
-            "invalid frontmatter: invalid {what} `{}` under {under}: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
+            "invalid frontmatter: invalid {what} `{}` under {under}: expected {ALIAS_GRAMMAR} (line {}, column {})",
             show(k),
             pos.0,
             pos.1
@@ -324,14 +322,13 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
                 ))
             }
         };
-        if let Err(reason) = check_uses_entry(&entry) {
+        if let Some(reason) = uses_entry_error(&entry) {
             let at = entry_position(text, first_line, "uses", &entry);
             return Err(err(format!("invalid frontmatter: invalid uses entry `{entry}`: {reason} (line {}, column {})", at.0, at.1), at));
         }
         out.push(entry);
     }
-    // A run holds one Pack per Pack id: the id is the last segment of the entry.
-    let pack_id = |e: &str| e.rsplit('/').next().unwrap_or(e).to_string();
+    // A run holds one Pack per Pack id, so `web` and `acme/web` clash.
     for (i, e) in out.iter().enumerate() {
         let id = pack_id(e);
         if out[..i].iter().any(|p| pack_id(p) == id) {
@@ -342,23 +339,4 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
         }
     }
     Ok(out)
-}
-
-pub fn check_uses_entry(entry: &str) -> Result<(), &'static str> {
-    let segments: Vec<&str> = entry.split('/').collect();
-    for s in &segments {
-        if s.is_empty() {
-            return Err("segments must not be empty");
-        }
-        if s.chars().any(char::is_control) {
-            return Err("segments must not contain a control character");
-        }
-        if !s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'_' | b'.')) {
-            return Err("segments may contain only lowercase ASCII letters, digits, '-', '_', '.'");
-        }
-    }
-    if segments.len() > 2 {
-        return Err("a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`");
-    }
-    Ok(())
 }
