@@ -203,8 +203,29 @@ fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, 
     }
 }
 
-fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
-    serde_json::to_value(v).ok()
+/// `what` (a role's spec, an argument's declaration) as JSON, which the engine hands to Lua and
+/// to the host. serde_json refuses map keys JSON cannot spell (null, a list, a map) but would
+/// turn `.nan` and `.inf` into null, so those are refused before it sees them.
+fn yaml_to_json(v: &Yaml, what: &str, pos: (usize, usize)) -> Result<serde_json::Value, RunError> {
+    let reason = if has_non_finite(v) {
+        "JSON has no NaN or infinite numbers".to_string()
+    } else {
+        match serde_json::to_value(v) {
+            Ok(json) => return Ok(json),
+            Err(e) => e.to_string(),
+        }
+    };
+    Err(err(format!("invalid frontmatter: {what} has no JSON form: {reason} (line {}, column {})", pos.0, pos.1), pos))
+}
+
+fn has_non_finite(v: &Yaml) -> bool {
+    match v {
+        Yaml::Number(n) => !n.is_finite(),
+        Yaml::Sequence(items) => items.iter().any(has_non_finite),
+        Yaml::Mapping(m) => m.iter().any(|(k, v)| has_non_finite(k) || has_non_finite(v)),
+        Yaml::Tagged(t) => has_non_finite(&t.value),
+        Yaml::Null | Yaml::Bool(_) | Yaml::String(_) => false,
+    }
 }
 
 /// A map key that must follow the alias grammar (role labels, argument names).
@@ -245,7 +266,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
         let label = alias_key(k, "role label", "models", pos)?;
         let spec = match spec {
             Yaml::Null => crate::obj!({}),
-            Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| crate::obj!({})),
+            Yaml::Mapping(_) => yaml_to_json(spec, &format!("the spec of role `{label}`"), pos)?,
             other => {
                 return Err(err(
                     format!(
@@ -281,7 +302,7 @@ fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_js
     let mut out = BTreeMap::new();
     for (k, decl) in map {
         let name = alias_key(k, "argument name", "args", pos)?;
-        let decl = yaml_to_json(decl).unwrap_or(serde_json::Value::Null);
+        let decl = yaml_to_json(decl, &format!("the declaration of argument `{name}`"), pos)?;
         let ty = decl.get("type").and_then(|t| t.as_str());
         const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array", "null"];
         if !matches!(ty, Some(t) if TYPES.contains(&t)) {
