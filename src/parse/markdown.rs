@@ -255,11 +255,10 @@ impl<'a> BodyParser<'a> {
         }
     }
 
+    /// Only the captured list's own end stores its items; nested lists end inside it.
     fn list_end(&mut self) {
-        if !self.list.as_ref().is_some_and(|cap| self.depth + 1 == cap.depth) {
-            return;
-        }
-        if let (Some(cap), Some(i)) = (self.list.take(), self.region.section) {
+        let Some(cap) = self.list.take_if(|cap| cap.depth == self.depth + 1) else { return };
+        if let Some(i) = self.region.section {
             self.prompt.sections[i].list = Some(cap.items);
         }
     }
