@@ -21,6 +21,7 @@ pub mod effects;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod ids;
 pub mod lua;
 pub mod parse;
 pub mod prompt;

@@ -38,6 +38,28 @@ fn uses_entries_are_checked() {
 }
 
 #[test]
+fn frontmatter_values_without_a_json_form_are_refused() {
+    // A null map key has no JSON spelling; it must not turn the whole spec into `{}`.
+    let e = error("---\nmodels:\n  main:\n    ~: x\n---\n# T\n", "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+    assert_eq!((e.line, e.column), (Some(2), Some(1)));
+    assert_eq!(e.message, "invalid frontmatter: the spec of role `main` has no JSON form: key must be a string (line 2, column 1)");
+    let e = error("---\nname: t\nargs:\n  topic:\n    type: string\n    [a, b]: 1\n---\n# T\n", "");
+    assert_eq!((e.kind, e.line, e.column), (RunErrorKind::Frontmatter, Some(3), Some(1)));
+    assert_eq!(
+        e.message,
+        "invalid frontmatter: the declaration of argument `topic` has no JSON form: key must be a string (line 3, column 1)"
+    );
+    // serde_json would turn a non-finite number into null.
+    let e = error("---\nargs:\n  topic: { type: number, default: .nan }\n---\n# T\n", "");
+    assert_eq!((e.kind, e.line, e.column), (RunErrorKind::Frontmatter, Some(2), Some(1)));
+    assert_eq!(
+        e.message,
+        "invalid frontmatter: the declaration of argument `topic` has no JSON form: JSON has no NaN or infinite numbers (line 2, column 1)"
+    );
+}
+
+#[test]
 fn structural_mistakes_are_parse_errors_with_lines() {
     let e = error("# T\n\n## Main\n\n```lua\nreturn 1\n", "");
     assert_eq!(e.kind, RunErrorKind::Parse);

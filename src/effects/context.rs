@@ -80,7 +80,7 @@ impl RunShared {
 
     /// Why a host Pack with this id cannot serve the run, if the host said so.
     pub fn unavailable_reason(&self, id: &str) -> Option<String> {
-        let p = self.host_packs.iter().find(|p| p.name == id || p.name.rsplit('/').next() == Some(id))?;
+        let p = self.host_packs.iter().find(|p| p.name == id || crate::ids::pack_id(&p.name) == id)?;
         match p.unavailable.as_ref()? {
             Unavailable::Reason(r) => Some(r.clone()),
             Unavailable::Needs { service, reason } => {

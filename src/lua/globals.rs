@@ -163,7 +163,7 @@ pub fn preludes(lua: &Lua, env: &Env) -> Answer {
     let c = &env.ctx;
     let list = lua.create_table()?;
     for entry in &c.run.prompt.front.uses {
-        let id = entry.rsplit('/').next().unwrap_or(entry);
+        let id = crate::ids::pack_id(entry);
         let Some(p) = c.run.catalog.pack(id) else { continue };
         let Some(h) = c.run.catalog.packs[p].host else { continue };
         if let Some(source) = &c.run.host_packs[h].prelude {

@@ -6,6 +6,10 @@ use serde_yaml::Value as Yaml;
 use std::collections::BTreeMap;
 
 use crate::error::{RunError, RunErrorKind};
+use crate::ids::{pack_id, uses_entry_error, ALIAS_GRAMMAR};
+
+/// The Lua tools API checks local tool aliases through the frontmatter, whose keys share the grammar.
+pub use crate::ids::is_alias;
 
 /// What the frontmatter declares. Absent keys take the implicit defaults.
 #[derive(Debug, Clone, Default)]
@@ -199,14 +203,29 @@ fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, 
     }
 }
 
-/// The alias grammar shared by role labels, arg names and local tool aliases.
-pub fn is_alias(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty() && b.len() <= 64 && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+/// `what` (a role's spec, an argument's declaration) as JSON, which the engine hands to Lua and
+/// to the host. serde_json refuses map keys JSON cannot spell (null, a list, a map) but would
+/// turn `.nan` and `.inf` into null, so those are refused before it sees them.
+fn yaml_to_json(v: &Yaml, what: &str, pos: (usize, usize)) -> Result<serde_json::Value, RunError> {
+    let reason = if has_non_finite(v) {
+        "JSON has no NaN or infinite numbers".to_string()
+    } else {
+        match serde_json::to_value(v) {
+            Ok(json) => return Ok(json),
+            Err(e) => e.to_string(),
+        }
+    };
+    Err(err(format!("invalid frontmatter: {what} has no JSON form: {reason} (line {}, column {})", pos.0, pos.1), pos))
 }
 
-fn yaml_to_json(v: &Yaml) -> Option<serde_json::Value> {
-    serde_json::to_value(v).ok()
+fn has_non_finite(v: &Yaml) -> bool {
+    match v {
+        Yaml::Number(n) => !n.is_finite(),
+        Yaml::Sequence(items) => items.iter().any(has_non_finite),
+        Yaml::Mapping(m) => m.iter().any(|(k, v)| has_non_finite(k) || has_non_finite(v)),
+        Yaml::Tagged(t) => has_non_finite(&t.value),
+        Yaml::Null | Yaml::Bool(_) | Yaml::String(_) => false,
+    }
 }
 
 /// A map key that must follow the alias grammar (role labels, argument names).
@@ -217,7 +236,7 @@ fn alias_key(k: &Yaml, what: &str, under: &str, pos: (usize, usize)) -> Result<S
     }
     Err(err(
         format!(
-            "invalid frontmatter: invalid {what} `{}` under {under}: expected [A-Za-z][A-Za-z0-9_-]{{0,63}} (line {}, column {})",
+            "invalid frontmatter: invalid {what} `{}` under {under}: expected {ALIAS_GRAMMAR} (line {}, column {})",
             show(k),
             pos.0,
             pos.1
@@ -247,7 +266,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
         let label = alias_key(k, "role label", "models", pos)?;
         let spec = match spec {
             Yaml::Null => crate::obj!({}),
-            Yaml::Mapping(_) => yaml_to_json(spec).unwrap_or_else(|| crate::obj!({})),
+            Yaml::Mapping(_) => yaml_to_json(spec, &format!("the spec of role `{label}`"), pos)?,
             other => {
                 return Err(err(
                     format!(
@@ -283,7 +302,7 @@ fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_js
     let mut out = BTreeMap::new();
     for (k, decl) in map {
         let name = alias_key(k, "argument name", "args", pos)?;
-        let decl = yaml_to_json(decl).unwrap_or(serde_json::Value::Null);
+        let decl = yaml_to_json(decl, &format!("the declaration of argument `{name}`"), pos)?;
         let ty = decl.get("type").and_then(|t| t.as_str());
         const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array", "null"];
         if !matches!(ty, Some(t) if TYPES.contains(&t)) {
@@ -324,14 +343,13 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
                 ))
             }
         };
-        if let Err(reason) = check_uses_entry(&entry) {
+        if let Some(reason) = uses_entry_error(&entry) {
             let at = entry_position(text, first_line, "uses", &entry);
             return Err(err(format!("invalid frontmatter: invalid uses entry `{entry}`: {reason} (line {}, column {})", at.0, at.1), at));
         }
         out.push(entry);
     }
-    // A run holds one Pack per Pack id: the id is the last segment of the entry.
-    let pack_id = |e: &str| e.rsplit('/').next().unwrap_or(e).to_string();
+    // A run holds one Pack per Pack id, so `web` and `acme/web` clash.
     for (i, e) in out.iter().enumerate() {
         let id = pack_id(e);
         if out[..i].iter().any(|p| pack_id(p) == id) {
@@ -342,23 +360,4 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
         }
     }
     Ok(out)
-}
-
-pub fn check_uses_entry(entry: &str) -> Result<(), &'static str> {
-    let segments: Vec<&str> = entry.split('/').collect();
-    for s in &segments {
-        if s.is_empty() {
-            return Err("segments must not be empty");
-        }
-        if s.chars().any(char::is_control) {
-            return Err("segments must not contain a control character");
-        }
-        if !s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'_' | b'.')) {
-            return Err("segments may contain only lowercase ASCII letters, digits, '-', '_', '.'");
-        }
-    }
-    if segments.len() > 2 {
-        return Err("a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`");
-    }
-    Ok(())
 }

@@ -22,6 +22,7 @@ struct Region {
     body: Body,
 }
 
+/// A top-level ```` ```lua ```` or ```` ```lua shared ```` fence whose code is being collected.
 struct LuaFence {
     shared: bool,
     start: usize,
@@ -29,180 +30,275 @@ struct LuaFence {
     code: String,
 }
 
+/// The first top-level list of a section, whose items become the section's `list`.
 struct ListCapture {
+    /// Nesting depth of the list's own start tag; its items sit one deeper.
+    depth: usize,
     items: Vec<String>,
+    /// The open item's source range, and where a nested list cuts its text short.
     item: Option<(Range<usize>, Option<usize>)>,
 }
 
+/// The state of one walk over the body's pulldown-cmark events. Offsets are into the whole
+/// `source`, so prose slices and line numbers need no further adjustment.
+struct BodyParser<'a> {
+    source: &'a str,
+    lines: &'a LineIndex,
+    prompt: Prompt,
+    /// Where the `#` title was, to name it when a second one appears.
+    title_at: Option<usize>,
+    region: Region,
+    /// Open container tags; 0 means the event sits at the top level of the document.
+    depth: usize,
+    fence: Option<LuaFence>,
+    list: Option<ListCapture>,
+}
+
 pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &LineIndex) -> Result<Prompt, RunError> {
-    let body_text = &source[body_start..];
-    let parse_err = |msg: String, offset: usize| {
-        let line = lines.line(offset);
-        RunError::at(RunErrorKind::Parse, format!("{msg} (line {line})"), line, 1)
-    };
-
-    let mut prompt = Prompt { front, title: String::new(), h1: Body::default(), shared: None, sections: Vec::new(), top: Vec::new() };
-    let mut title_seen_at: Option<usize> = None;
-    let mut region = Region { section: None, prose_start: body_start, seen_content: false, body: Body::default() };
-    let mut depth = 0usize;
-    let mut fence: Option<LuaFence> = None;
-    let mut list: Option<ListCapture> = None;
-    let mut list_depth = 0usize;
-
-    for (event, range) in Parser::new_ext(body_text, Options::empty()).into_offset_iter() {
+    let mut parser = BodyParser::new(source, body_start, front, lines);
+    for (event, range) in Parser::new_ext(&source[body_start..], Options::empty()).into_offset_iter() {
         let r = (range.start + body_start)..(range.end + body_start);
         match event {
-            Event::Start(tag) => {
-                let top = depth == 0;
-                let section_before = (region.section, region.prose_start);
-                depth += 1;
-                match tag {
-                    Tag::Heading { level, .. } if top && is_atx(&source[r.clone()]) => {
-                        let level = level as u8;
-                        let text = heading_text(&source[r.clone()]);
-                        if level == 1 {
-                            if let Some(first) = title_seen_at {
-                                return Err(parse_err(
-                                    format!(
-                                        "a prompt has one `#` title; a second `# {text}` follows the one at line {}",
-                                        lines.line(first)
-                                    ),
-                                    r.start,
-                                ));
-                            }
-                            if region.section.is_some() {
-                                return Err(parse_err(format!("the `# {text}` title must come before every `##` section"), r.start));
-                            }
-                            title_seen_at = Some(r.start);
-                            prompt.title = text;
-                            // Text above the title belongs to no block.
-                            region.prose_start = r.end;
-                            region.seen_content = false;
-                            continue;
-                        }
-                        finish_region(&mut prompt, &mut region, r.start, source);
-                        let idx = prompt.sections.len();
-                        let parent = prompt.sections.iter().rposition(|s| s.level < level);
-                        let heading = format!("{} {}", "#".repeat(level as usize), text);
-                        let siblings = match parent {
-                            Some(p) => &prompt.sections[p].children,
-                            None => &prompt.top,
-                        };
-                        if let Some(&dup) = siblings.iter().find(|&&j| prompt.sections[j].heading == heading) {
-                            return Err(parse_err(
-                                format!(
-                                    "duplicate heading `{heading}`: a sibling at line {} has the same text, and heading references must be unique",
-                                    prompt.sections[dup].line
-                                ),
-                                r.start,
-                            ));
-                        }
-                        match parent {
-                            Some(p) => prompt.sections[p].children.push(idx),
-                            None => prompt.top.push(idx),
-                        }
-                        prompt.sections.push(Section {
-                            heading,
-                            name: text,
-                            level,
-                            parent,
-                            children: Vec::new(),
-                            off_walk: false,
-                            body: Body::default(),
-                            list: None,
-                            line: lines.line(r.start),
-                        });
-                        region = Region { section: Some(idx), prose_start: r.end, seen_content: false, body: Body::default() };
-                    }
-                    Tag::CodeBlock(CodeBlockKind::Fenced(info)) => {
-                        check_fence_closed(source, &r).map_err(|m| parse_err(m, r.start))?;
-                        let info = info.trim();
-                        if top && (info == "lua" || info == "lua shared") {
-                            fence = Some(LuaFence { shared: info == "lua shared", start: r.start, end: r.end, code: String::new() });
-                        }
-                    }
-                    Tag::List(_) if top && list.is_none() && region.section.is_some_and(|i| prompt.sections[i].list.is_none()) => {
-                        list = Some(ListCapture { items: Vec::new(), item: None });
-                        list_depth = depth;
-                    }
-                    Tag::Item => {
-                        if let Some(cap) = list.as_mut() {
-                            if depth == list_depth + 1 {
-                                cap.item = Some((r.clone(), None));
-                            }
-                        }
-                    }
-                    Tag::List(_) => {
-                        // A nested list ends the text of the item that holds it.
-                        if let Some(ListCapture { item: Some((_, cut)), .. }) = list.as_mut() {
-                            if cut.is_none() {
-                                *cut = Some(r.start);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                // Anything but a heading counts as content for the off-walk rule (a heading
-                // starts a fresh region above, whose flag must stay clear).
-                if top && region_is(&region, section_before) {
-                    region.seen_content = true;
-                }
+            Event::Start(tag) => parser.start(tag, r)?,
+            Event::End(tag_end) => parser.end(tag_end)?,
+            Event::Text(text) => parser.text(&text),
+            Event::Rule => parser.rule(r),
+            _ => parser.leaf(),
+        }
+    }
+    Ok(parser.finish())
+}
+
+impl<'a> BodyParser<'a> {
+    fn new(source: &'a str, body_start: usize, front: Frontmatter, lines: &'a LineIndex) -> Self {
+        BodyParser {
+            source,
+            lines,
+            prompt: Prompt { front, title: String::new(), h1: Body::default(), shared: None, sections: Vec::new(), top: Vec::new() },
+            title_at: None,
+            region: Region { section: None, prose_start: body_start, seen_content: false, body: Body::default() },
+            depth: 0,
+            fence: None,
+            list: None,
+        }
+    }
+
+    fn error(&self, msg: String, offset: usize) -> RunError {
+        let line = self.lines.line(offset);
+        RunError::at(RunErrorKind::Parse, format!("{msg} (line {line})"), line, 1)
+    }
+
+    fn start(&mut self, tag: Tag, r: Range<usize>) -> Result<(), RunError> {
+        let top = self.depth == 0;
+        self.depth += 1;
+        match tag {
+            // A heading opens a fresh region (or, for the title, restarts the H1 body), whose
+            // off-walk flag must stay clear, so it returns before the content marking below.
+            Tag::Heading { level, .. } if top && is_atx(&self.source[r.clone()]) => return self.heading(level as u8, r),
+            Tag::CodeBlock(CodeBlockKind::Fenced(info)) => self.code_block_start(&info, top, r)?,
+            Tag::List(_) => self.list_start(top, r),
+            Tag::Item => self.item_start(r),
+            _ => {}
+        }
+        if top {
+            self.region.seen_content = true;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, tag_end: TagEnd) -> Result<(), RunError> {
+        self.depth = self.depth.saturating_sub(1);
+        match tag_end {
+            TagEnd::CodeBlock => self.code_block_end(),
+            TagEnd::Item => {
+                self.item_end();
+                Ok(())
             }
-            Event::End(tag_end) => {
-                depth = depth.saturating_sub(1);
-                match tag_end {
-                    TagEnd::CodeBlock if depth == 0 => {
-                        if let Some(f) = fence.take() {
-                            finish_fence(&mut prompt, &mut region, f, source, lines).map_err(|(m, at)| parse_err(m, at))?;
-                        }
-                    }
-                    TagEnd::Item => {
-                        if let Some(cap) = list.as_mut() {
-                            if depth == list_depth {
-                                if let Some((item_range, cut)) = cap.item.take() {
-                                    let end = cut.unwrap_or(item_range.end);
-                                    cap.items.push(item_text(&source[item_range.start..end]));
-                                }
-                            }
-                        }
-                    }
-                    TagEnd::List(_) if depth + 1 == list_depth => {
-                        if let (Some(cap), Some(i)) = (list.take(), region.section) {
-                            prompt.sections[i].list = Some(cap.items);
-                        }
-                    }
-                    _ => {}
-                }
+            TagEnd::List(_) => {
+                self.list_end();
+                Ok(())
             }
-            Event::Text(text) => {
-                if let Some(f) = fence.as_mut() {
-                    f.code.push_str(&text);
-                }
+            _ => Ok(()),
+        }
+    }
+
+    /// `##` and deeper open a section under the nearest shallower heading; `#` is the title.
+    fn heading(&mut self, level: u8, r: Range<usize>) -> Result<(), RunError> {
+        let text = heading_text(&self.source[r.clone()]);
+        if level == 1 {
+            return self.title(text, r);
+        }
+        self.close_region();
+        let prompt = &self.prompt;
+        let idx = prompt.sections.len();
+        let parent = prompt.sections.iter().rposition(|s| s.level < level);
+        let heading = format!("{} {}", "#".repeat(level as usize), text);
+        let siblings = match parent {
+            Some(p) => &prompt.sections[p].children,
+            None => &prompt.top,
+        };
+        if let Some(&dup) = siblings.iter().find(|&&j| prompt.sections[j].heading == heading) {
+            return Err(self.error(
+                format!(
+                    "duplicate heading `{heading}`: a sibling at line {} has the same text, and heading references must be unique",
+                    prompt.sections[dup].line
+                ),
+                r.start,
+            ));
+        }
+        match parent {
+            Some(p) => self.prompt.sections[p].children.push(idx),
+            None => self.prompt.top.push(idx),
+        }
+        self.prompt.sections.push(Section {
+            heading,
+            name: text,
+            level,
+            parent,
+            children: Vec::new(),
+            off_walk: false,
+            body: Body::default(),
+            list: None,
+            line: self.lines.line(r.start),
+        });
+        self.region = Region { section: Some(idx), prose_start: r.end, seen_content: false, body: Body::default() };
+        Ok(())
+    }
+
+    fn title(&mut self, text: String, r: Range<usize>) -> Result<(), RunError> {
+        if let Some(first) = self.title_at {
+            return Err(self.error(
+                format!("a prompt has one `#` title; a second `# {text}` follows the one at line {}", self.lines.line(first)),
+                r.start,
+            ));
+        }
+        if self.region.section.is_some() {
+            return Err(self.error(format!("the `# {text}` title must come before every `##` section"), r.start));
+        }
+        self.title_at = Some(r.start);
+        self.prompt.title = text;
+        // Text above the title belongs to no block.
+        self.region.prose_start = r.end;
+        self.region.seen_content = false;
+        Ok(())
+    }
+
+    /// Every fenced block must be closed, nested or not; only top-level `lua` fences are code.
+    fn code_block_start(&mut self, info: &str, top: bool, r: Range<usize>) -> Result<(), RunError> {
+        check_fence_closed(self.source, &r).map_err(|m| self.error(m, r.start))?;
+        let info = info.trim();
+        if top && (info == "lua" || info == "lua shared") {
+            self.fence = Some(LuaFence { shared: info == "lua shared", start: r.start, end: r.end, code: String::new() });
+        }
+        Ok(())
+    }
+
+    /// The code arrives as one or more text events between the fence's start and end.
+    fn text(&mut self, text: &str) {
+        if let Some(f) = self.fence.as_mut() {
+            f.code.push_str(text);
+        }
+    }
+
+    /// A closed `lua` fence becomes a block with the prose pending before it, or the shared library.
+    fn code_block_end(&mut self) -> Result<(), RunError> {
+        if self.depth != 0 {
+            return Ok(());
+        }
+        let Some(f) = self.fence.take() else { return Ok(()) };
+        let code_line = self.lines.line(f.start) + 1;
+        if f.shared {
+            if self.region.section.is_some() {
+                return Err(self.error("a ```lua shared fence belongs in the H1 body, above the first `##` section".into(), f.start));
             }
-            Event::Rule if depth == 0 => {
-                let blank_before = source[region.prose_start..r.start].trim().is_empty();
-                if let Some(i) = region.section {
-                    if region.body.blocks.is_empty() && !region.seen_content && blank_before {
-                        prompt.sections[i].off_walk = true;
-                    }
-                }
-                region.seen_content = true;
-                region.prose_start = r.end;
+            if self.prompt.shared.is_some() {
+                return Err(self.error("a prompt holds at most one ```lua shared fence; this is the second".into(), f.start));
             }
-            _ => {
-                if depth == 0 {
-                    region.seen_content = true;
-                }
+            self.prompt.shared = Some(LuaSource { code: f.code, line: code_line });
+            // The shared library is not a block, but like any fence it ends the pending prose.
+            self.region.prose_start = f.end;
+            return Ok(());
+        }
+        let prose = pending_prose(&self.source[self.region.prose_start..f.start]);
+        self.region.body.blocks.push(Block { prose, lua: LuaSource { code: f.code, line: code_line } });
+        self.region.prose_start = f.end;
+        self.region.seen_content = true;
+        Ok(())
+    }
+
+    /// A section's first top-level list is captured; a list inside a captured item ends that
+    /// item's text, since the nested list's lines are not part of it.
+    fn list_start(&mut self, top: bool, r: Range<usize>) {
+        if top && self.list.is_none() && self.region.section.is_some_and(|i| self.prompt.sections[i].list.is_none()) {
+            self.list = Some(ListCapture { depth: self.depth, items: Vec::new(), item: None });
+        } else if let Some(ListCapture { item: Some((_, cut @ None)), .. }) = self.list.as_mut() {
+            *cut = Some(r.start);
+        }
+    }
+
+    fn item_start(&mut self, r: Range<usize>) {
+        if let Some(cap) = self.list.as_mut() {
+            if self.depth == cap.depth + 1 {
+                cap.item = Some((r, None));
             }
         }
     }
-    finish_region(&mut prompt, &mut region, source.len(), source);
-    Ok(prompt)
-}
 
-/// True while the event did not open a new region (a heading replaces the region).
-fn region_is(region: &Region, before: (Option<usize>, usize)) -> bool {
-    (region.section, region.prose_start) == before
+    fn item_end(&mut self) {
+        let Some(cap) = self.list.as_mut() else { return };
+        if self.depth != cap.depth {
+            return;
+        }
+        if let Some((item_range, cut)) = cap.item.take() {
+            let end = cut.unwrap_or(item_range.end);
+            cap.items.push(item_text(&self.source[item_range.start..end]));
+        }
+    }
+
+    /// Only the captured list's own end stores its items; nested lists end inside it.
+    fn list_end(&mut self) {
+        let Some(cap) = self.list.take_if(|cap| cap.depth == self.depth + 1) else { return };
+        if let Some(i) = self.region.section {
+            self.prompt.sections[i].list = Some(cap.items);
+        }
+    }
+
+    /// A top-level thematic break ends the pending prose; one that opens a section, before any
+    /// content, takes the section off the walk. A break inside a container is that container's.
+    fn rule(&mut self, r: Range<usize>) {
+        if self.depth != 0 {
+            return;
+        }
+        let blank_before = self.source[self.region.prose_start..r.start].trim().is_empty();
+        if let Some(i) = self.region.section {
+            if self.region.body.blocks.is_empty() && !self.region.seen_content && blank_before {
+                self.prompt.sections[i].off_walk = true;
+            }
+        }
+        self.region.seen_content = true;
+        self.region.prose_start = r.end;
+    }
+
+    /// Any other event (inline code, HTML, breaks) counts as content at the top level.
+    fn leaf(&mut self) {
+        if self.depth == 0 {
+            self.region.seen_content = true;
+        }
+    }
+
+    /// Hands the collected blocks to the H1 body or to the region's section.
+    fn close_region(&mut self) {
+        let body = std::mem::take(&mut self.region.body);
+        match self.region.section {
+            None => self.prompt.h1 = body,
+            Some(i) => self.prompt.sections[i].body = body,
+        }
+    }
+
+    fn finish(mut self) -> Prompt {
+        self.close_region();
+        self.prompt
+    }
 }
 
 /// An ATX heading starts with `#` after at most three spaces; setext headings (a line
@@ -246,35 +342,6 @@ fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
             first.trim(),
             ch.to_string().repeat(len)
         ))
-    }
-}
-
-fn finish_fence(prompt: &mut Prompt, region: &mut Region, f: LuaFence, source: &str, lines: &LineIndex) -> Result<(), (String, usize)> {
-    let code_line = lines.line(f.start) + 1;
-    if f.shared {
-        if region.section.is_some() {
-            return Err(("a ```lua shared fence belongs in the H1 body, above the first `##` section".into(), f.start));
-        }
-        if prompt.shared.is_some() {
-            return Err(("a prompt holds at most one ```lua shared fence; this is the second".into(), f.start));
-        }
-        prompt.shared = Some(LuaSource { code: f.code, line: code_line });
-        // The shared library is not a block, but like any fence it ends the pending prose.
-        region.prose_start = f.end;
-        return Ok(());
-    }
-    let prose = pending_prose(&source[region.prose_start..f.start]);
-    region.body.blocks.push(Block { prose, lua: LuaSource { code: f.code, line: code_line } });
-    region.prose_start = f.end;
-    region.seen_content = true;
-    Ok(())
-}
-
-fn finish_region(prompt: &mut Prompt, region: &mut Region, _end: usize, _source: &str) {
-    let body = std::mem::take(&mut region.body);
-    match region.section {
-        None => prompt.h1 = body,
-        Some(i) => prompt.sections[i].body = body,
     }
 }
 

@@ -4,6 +4,8 @@
 
 use serde_json::Value as Json;
 
+use crate::ids::segment_error;
+
 /// A Pack as the host registers it (`js-api.md`, Packs).
 #[derive(Debug, Clone, Default)]
 pub struct PackSpec {
@@ -64,28 +66,8 @@ pub struct Catalog {
 
 pub const TASK_BUILTINS: [&str; 4] = ["task", "task_cancel", "task_status", "await_tasks"];
 
-/// Why a name breaks the segment rules, or `None` when every segment is valid.
-pub fn segment_error(name: &str) -> Option<&'static str> {
-    for segment in name.split('/') {
-        if segment.is_empty() {
-            return Some("segments must not be empty");
-        }
-        for c in segment.chars() {
-            if (c as u32) < 0x20 || c as u32 == 0x7f {
-                return Some("segments must not contain a control character");
-            }
-            if !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.')) {
-                return Some("segments may contain only lowercase ASCII letters, digits, '-', '_', '.'");
-            }
-        }
-    }
-    None
-}
-
-/// A Pack id is one valid segment.
-pub fn pack_id_error(name: &str) -> Option<&'static str> {
-    segment_error(name).or_else(|| name.contains('/').then_some("a Pack id is one segment, such as `web`, with no '/'"))
-}
+/// The Lua tools API checks the Pack ids a prompt offers by name through the catalog.
+pub use crate::ids::pack_id_error;
 
 pub fn wire_name(id: &str) -> String {
     id.replace(['/', '.'], "_")
