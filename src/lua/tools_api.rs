@@ -186,7 +186,7 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
         let idx = match v {
             Value::String(s) => {
                 let name = s.to_string_lossy();
-                if let Some(reason) = crate::tools::catalog::pack_id_error(&name) {
+                if let Some(reason) = crate::ids::pack_id_error(&name) {
                     return fail(
                         lua,
                         ErrKind::Lua,
@@ -245,8 +245,8 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
     if !matches!(handler, Value::Function(_)) {
         return fail(lua, ErrKind::Lua, format!("bad argument #4 to 'offer_local' (function expected, got {})", lua_type(handler)));
     }
-    if !crate::parse::frontmatter::is_alias(&alias) {
-        return fail(lua, ErrKind::Lua, format!("invalid alias {alias:?}: expected [A-Za-z][A-Za-z0-9_-]{{0,63}}"));
+    if !crate::ids::is_alias(&alias) {
+        return fail(lua, ErrKind::Lua, format!("invalid alias {alias:?}: expected {}", crate::ids::ALIAS_GRAMMAR));
     }
     if ctx.scope.borrow().locals.iter().any(|l| l.alias == alias) {
         return fail(lua, ErrKind::Lua, format!("tools.offer_local alias {alias:?} is already registered"));

@@ -9,7 +9,7 @@ use crate::error::{RunError, RunErrorKind};
 use crate::ids::{pack_id, uses_entry_error, ALIAS_GRAMMAR};
 
 /// The Lua tools API checks local tool aliases through the frontmatter, whose keys share the grammar.
-pub use crate::ids::is_alias;
+use crate::ids::is_alias;
 
 /// What the frontmatter declares. Absent keys take the implicit defaults.
 #[derive(Debug, Clone, Default)]

@@ -67,7 +67,6 @@ pub struct Catalog {
 pub const TASK_BUILTINS: [&str; 4] = ["task", "task_cancel", "task_status", "await_tasks"];
 
 /// The Lua tools API checks the Pack ids a prompt offers by name through the catalog.
-pub use crate::ids::pack_id_error;
 
 pub fn wire_name(id: &str) -> String {
     id.replace(['/', '.'], "_")
