@@ -14,6 +14,7 @@ use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};
 
+use super::events::Event;
 use super::round::Round;
 
 #[derive(Debug, Clone)]
@@ -106,10 +107,10 @@ impl RunShared {
         }
     }
 
-    pub fn emit(&self, event: &str, section: Option<&str>, mut fields: Json) {
+    pub fn emit(&self, event: Event, section: Option<&str>, mut fields: Json) {
         if let Json::Object(map) = &mut fields {
-            map.insert("event".into(), Json::from(event));
-            map.insert("type".into(), Json::from(event));
+            map.insert("event".into(), Json::from(event.as_str()));
+            map.insert("type".into(), Json::from(event.as_str()));
             map.insert("section".into(), Json::from(section));
         }
         self.host.emit(fields);

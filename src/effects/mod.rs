@@ -7,6 +7,7 @@
 //! `effects`; `engine` on `lua`; `wasm` on top.
 
 pub mod context;
+pub mod events;
 pub mod models;
 pub mod round;
 pub mod tool_calls;

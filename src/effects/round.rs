@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 use super::context::EntryCtx;
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
+use crate::effects::events::Event;
 use crate::error::ErrKind;
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
@@ -56,9 +57,9 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
     }
     if c.scope.borrow().rendered.is_none() {
         let name = c.section_name().to_string();
-        c.run.emit("tool_scope_validation_started", Some(&name), crate::obj!({}));
+        c.run.emit(Event::ToolScopeValidationStarted, Some(&name), crate::obj!({}));
         let count = c.scope.borrow_mut().render(&c.run.catalog).len();
-        c.run.emit("tool_scope_validation_succeeded", Some(&name), crate::obj!({ "tools": count }));
+        c.run.emit(Event::ToolScopeValidationSucceeded, Some(&name), crate::obj!({ "tools": count }));
     }
     *c.round.borrow_mut() = Round::default();
     Ok(())
@@ -90,9 +91,9 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         );
     }
     let name = ctx.section_name().to_string();
-    ctx.run.emit("model_turn_started", Some(&name), crate::obj!({ "turn": turn, "role": role }));
+    ctx.run.emit(Event::ModelTurnStarted, Some(&name), crate::obj!({ "turn": turn, "role": role }));
     let reply = ctx.run.host.call_model(&role, &spec, request).await.map_err(model_error)?;
-    ctx.run.emit("model_turn_completed", Some(&name), crate::obj!({ "turn": turn }));
+    ctx.run.emit(Event::ModelTurnCompleted, Some(&name), crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
     *ctx.model_facts.borrow_mut() = Some((model_id.to_string(), finish.to_string()));
@@ -117,7 +118,11 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             Some(a) => resolved.push((call.clone(), a.target.clone())),
             None => {
                 emit_batch(ctx, turn, &calls, &advertised);
-                ctx.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                ctx.run.emit(
+                    Event::ToolCallFailed,
+                    Some(&name),
+                    crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }),
+                );
                 let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
                 let hint = if ctx.run.catalog.by_wire(&call.name).is_some() {
                     " (a catalog tool that was not offered in this section)"
@@ -235,5 +240,5 @@ fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Adverti
             o
         })
         .collect();
-    c.run.emit("assistant_tool_calls", Some(c.section_name()), crate::obj!({ "turn": turn, "calls": list }));
+    c.run.emit(Event::AssistantToolCalls, Some(c.section_name()), crate::obj!({ "turn": turn, "calls": list }));
 }

@@ -6,6 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
 use super::Refusal;
+use crate::effects::events::Event;
 use crate::error::ErrKind;
 
 /// Who asked for a call (the `caller` a Pack tool sees).
@@ -64,12 +65,12 @@ pub async fn call_catalog(
         Ok(text) => {
             let text = if trusted { text } else { crate::untrusted::envelope(&text, &ctx.run.nonce) };
             ctx.run.emit(
-                "tool_call_succeeded",
+                Event::ToolCallSucceeded,
                 Some(&name),
                 crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }),
             );
             ctx.run.emit(
-                "tool_result",
+                Event::ToolResult,
                 Some(&name),
                 crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
             );
@@ -77,7 +78,7 @@ pub async fn call_catalog(
         }
         Err(msg) => {
             ctx.run.emit(
-                "tool_call_failed",
+                Event::ToolCallFailed,
                 Some(&name),
                 crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }),
             );
@@ -85,7 +86,7 @@ pub async fn call_catalog(
                 // The model reads the failure as the call's (untrusted) result.
                 let text = crate::untrusted::envelope(&msg, &ctx.run.nonce);
                 ctx.run.emit(
-                    "tool_result",
+                    Event::ToolResult,
                     Some(&name),
                     crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": false }),
                 );
@@ -130,14 +131,14 @@ pub fn local_finished(c: &EntryCtx, alias: &str, call_id: &str, turn: Option<u64
     let turn = turn.unwrap_or_else(|| c.scope.borrow().turn);
     c.scope.borrow_mut().handler_depth -= 1;
     let name = c.section_name().to_string();
-    let failed = || c.run.emit("tool_call_failed", Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    let failed = || c.run.emit(Event::ToolCallFailed, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
     match end {
         LocalEnd::Raised if c.run.stopped() => {}
         LocalEnd::Raised | LocalEnd::BadReturn(_) => failed(),
         LocalEnd::Answered(text) => {
-            c.run.emit("tool_call_succeeded", Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+            c.run.emit(Event::ToolCallSucceeded, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
             c.run.emit(
-                "tool_result",
+                Event::ToolResult,
                 Some(&name),
                 crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
             );

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use crate::effects::context::{Chain, EntryCtx, ProseSlot, RunShared};
+use crate::effects::events::Event;
 use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::lua::{self, values, Vm};
 use crate::prompt::{Body, LuaSource};
@@ -49,7 +50,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         model_facts: RefCell::new(None),
     });
     let name = ctx.section_name().to_string();
-    run.emit("section_started", Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
+    run.emit(Event::SectionStarted, Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
     let body = match section {
         Some(i) => &run.prompt.sections[i].body,
         None => &run.prompt.h1,
@@ -60,7 +61,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         Ok(EntryEnd::FellThrough) => "fell_through",
         Err(_) => "failed",
     };
-    run.emit("section_finished", Some(&name), crate::obj!({ "id": id, "outcome": outcome }));
+    run.emit(Event::SectionFinished, Some(&name), crate::obj!({ "id": id, "outcome": outcome }));
     result
 }
 

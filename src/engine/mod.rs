@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use crate::effects::context::{Chain, RunShared};
 pub use crate::effects::context::{Limits, Ui};
+use crate::effects::events::Event;
 use crate::effects::models;
 use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
@@ -41,8 +42,9 @@ pub struct LimitOverrides {
 /// return), or the run error. Emits `run_started` first and `run_finished` last.
 pub async fn run(source: &str, options: RunOptions, host: Rc<dyn Host>) -> Result<Option<String>, RunError> {
     let execution = time::execution_id(options.seed);
+    let started = Event::RunStarted.as_str();
     host.emit(json!({
-        "event": "run_started", "type": "run_started", "section": null,
+        "event": started, "type": started, "section": null,
         "seed": options.seed.to_string(), "execution": execution,
     }));
     let result = prepare_and_run(source, options, host.clone(), execution).await;
@@ -50,7 +52,8 @@ pub async fn run(source: &str, options: RunOptions, host: Rc<dyn Host>) -> Resul
         Ok(r) => crate::obj!({ "ok": true, "result": r }),
         Err(e) => json!({ "ok": false, "error": { "kind": e.kind.as_str(), "message": e.message } }),
     };
-    let mut event = json!({ "event": "run_finished", "type": "run_finished", "section": null });
+    let finished_event = Event::RunFinished.as_str();
+    let mut event = json!({ "event": finished_event, "type": finished_event, "section": null });
     if let (Json::Object(ev), Json::Object(f)) = (&mut event, finished) {
         ev.extend(f);
     }

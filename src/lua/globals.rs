@@ -11,6 +11,7 @@ use std::rc::Rc;
 use super::ops::{Args, Env};
 use super::values::{self, fail, ok, Answer, Marks, ProxyShims};
 use crate::effects::context::EntryCtx;
+use crate::effects::events::Event;
 use crate::effects::models;
 use crate::error::ErrKind;
 use crate::subst::{self, Global, Resolver};
@@ -307,7 +308,7 @@ pub fn log(lua: &Lua, env: &Env, message: &Value) -> Answer {
     if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n') {
         return fail(lua, ErrKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
     }
-    ctx.run.emit("log", Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));
+    ctx.run.emit(Event::Log, Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));
     ok(lua, ())
 }
 
