@@ -22,6 +22,7 @@
 mod common;
 
 use common::case_packs::{self, with_nonce};
+use common::Outcome;
 use runvil::engine::Ui;
 use serde_json::Value as Json;
 use std::fs;
@@ -81,7 +82,7 @@ fn split_entry<'a>(line: &'a str, what: &str) -> Result<(&'a str, &'a str), Stri
 
 fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
     let digits: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(format!("odd number of hex digits in {text:?}"));
     }
     (0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(|e| format!("bad hex {text:?}: {e}"))).collect()
@@ -489,8 +490,6 @@ fn check_trace(case: &Case, requests: &[Json], events: &[Json]) -> Vec<String> {
     problems
 }
 
-type Outcome = Result<Option<String>, runvil::RunError>;
-
 /// What a case's run left behind.
 struct Ran {
     outcome: Outcome,
@@ -510,10 +509,11 @@ fn run_case(case: &Case) -> Result<Ran, String> {
     for pack in &case.packs {
         case_packs::add_pack(&host, pack, nonce())?;
     }
-    let text = |k: &str| case.ui.as_ref().and_then(|u| u.get(k)).cloned();
+    // The JS wrapper's ui under Node, `{ kind: 'server', interactive: false, ...ui }`.
+    let field = |k: &str| case.ui.as_ref().and_then(|u| u.get(k));
     let ui = Ui {
-        kind: text("kind").and_then(|k| k.as_str().map(String::from)).unwrap_or_else(|| "server".to_string()),
-        interactive: text("interactive").and_then(|i| i.as_bool()).unwrap_or(false),
+        kind: field("kind").and_then(Json::as_str).unwrap_or("server").to_string(),
+        interactive: field("interactive").and_then(Json::as_bool).unwrap_or(false),
     };
     let backend = case.needs_store().then(|| Rc::new(runvil::store::MemoryBackend::new(case.files.clone(), case.read_only)));
     let store = backend.clone().map(|b| b as Rc<dyn runvil::store::Backend>);
@@ -636,4 +636,37 @@ fn parser_reads_store_lines() {
     assert!(!cases[2].needs_store());
     // An unsorted listing is refused.
     assert!(parse_cases("t", "=== d\n--- prompt\np\n--- result\nr\n--- files\nb = \"\"\na = \"\"\n").is_err());
+}
+
+#[test]
+fn parser_reads_host_lines_and_trace_sections() {
+    let text = "=== a\nmodel: writer = [\"hi\", {\"content\": \"\"}]\npack: {\"name\": \"p\"}\npack: {\"ref\": \"web\"}\n\
+                ui: {\"interactive\": true}\n--- prompt\np\n--- result\nr\n--- events\n{\"type\": \"x\"}\n\n--- files\n\
+                --- requests\n{}\n{\"tools\": null}\n--- events-absent\n{\"type\": \"y\"}\n=== b\n--- prompt\nq\n--- result-none\n";
+    let cases = parse_cases("t", text).unwrap();
+    let a = &cases[0];
+    assert_eq!(a.models, vec![("writer".to_string(), serde_json::json!(["hi", {"content": ""}]))]);
+    assert_eq!(a.packs.len(), 2);
+    assert_eq!(a.ui, Some(serde_json::json!({"interactive": true})));
+    assert_eq!(a.expect, Expect::Result("r".into()));
+    assert_eq!(a.expect_events, Some(vec![serde_json::json!({"type": "x"})]));
+    assert_eq!(a.expect_requests.as_ref().map(Vec::len), Some(2));
+    assert_eq!(a.absent_events, Some(vec![serde_json::json!({"type": "y"})]));
+    assert_eq!(a.expect_files, Some(vec![]));
+    assert!(cases[1].expect_requests.is_none() && cases[1].models.is_empty());
+    // A section twice, a role scripted twice, and a trace line that is not an object are refused.
+    assert!(parse_cases("t", "=== d\n--- prompt\np\n--- result\nr\n--- events\n--- events\n").is_err());
+    assert!(parse_cases("t", "=== d\nmodel: w = []\nmodel: w = []\n--- prompt\np\n--- result\nr\n").is_err());
+    assert!(parse_cases("t", "=== d\n--- prompt\np\n--- result\nr\n--- requests\n[1]\n").is_err());
+}
+
+#[test]
+fn js_stringify_writes_what_json_stringify_writes() {
+    use case_packs::js_stringify;
+    use serde_json::json;
+    assert_eq!(
+        js_stringify(&json!({"b": 1, "a": [1.0, 2.5, null], "10": true, "9": "x\n"})),
+        r#"{"9":"x\n","10":true,"a":[1,2.5,null],"b":1}"#
+    );
+    assert_eq!(js_stringify(&json!("é<>")), r#""é<>""#);
 }

@@ -16,6 +16,9 @@ use std::task::{Context, Poll};
 
 /// A host tool's call function, like a JS Pack tool's `call`: it gets the call request (see
 /// [`Host::call_tool`]) and answers the output text or a model-safe failure message.
+/// A run's outcome: its result text, no result, or the run error.
+pub type Outcome = Result<Option<String>, RunError>;
+
 pub type ToolCall = Rc<dyn Fn(&Json) -> LocalBoxFuture<'static, Result<String, String>>>;
 
 #[derive(Default)]
@@ -161,12 +164,7 @@ pub fn prompt(body: &str) -> String {
 
 /// Runs `source` against a host-supplied memory store seeded with `files` (read-only when asked)
 /// and returns the outcome with the store's files after the run, sorted by path.
-pub fn run_with_store(
-    source: &str,
-    args: &str,
-    files: Vec<(String, Vec<u8>)>,
-    read_only: bool,
-) -> (Result<Option<String>, RunError>, Vec<(String, Vec<u8>)>) {
+pub fn run_with_store(source: &str, args: &str, files: Vec<(String, Vec<u8>)>, read_only: bool) -> (Outcome, Vec<(String, Vec<u8>)>) {
     let backend = Rc::new(runvil::store::MemoryBackend::new(files, read_only));
     let store: Rc<dyn runvil::store::Backend> = backend.clone();
     let outcome = run_with(Rc::new(TestHost::default()), source, args, |options| options.store = Some(store));
