@@ -503,8 +503,12 @@ struct Ran {
 fn run_case(case: &Case) -> Result<Ran, String> {
     let host = Rc::new(common::TestHost::default());
     for (role, replies) in &case.models {
-        let replies = with_nonce(replies, nonce());
-        host.model(role, replies.as_array().cloned().unwrap_or_default());
+        let replies = with_nonce(replies, nonce()).as_array().cloned().unwrap_or_default();
+        // `scriptedModel` refuses any other reply up front.
+        if let Some(k) = replies.iter().position(|r| !r.is_string() && !r.is_object()) {
+            return Err(format!("scriptedModel: reply {k} must be a string or a reply object"));
+        }
+        host.model(role, replies);
     }
     for pack in &case.packs {
         case_packs::add_pack(&host, pack, nonce())?;

@@ -7,6 +7,10 @@
 //! it is, `null` as `""`, any other value as `JSON.stringify` text, a thrown Error as its message
 //! (its `cause` stays hidden).
 //!
+//! One difference cannot be helped: serde_json keeps an object's keys sorted, so a non-string
+//! `result` (or `results` entry, or search answer) holding an object comes out with its keys sorted,
+//! where `JSON.stringify` keeps the case file's order. Write such objects with sorted keys.
+//!
 //! The two reference Packs mirror `js/packs.js` (their text and their `call` behaviour for the
 //! runner's `fetch`, `search` and `ask` stand-ins); [`REFERENCE_TEXTS`] lists the strings that must
 //! appear verbatim in that file, so the copies cannot drift apart unnoticed.
@@ -248,7 +252,8 @@ fn user_input_pack(desc: &Json) -> (Json, Vec<(String, ToolCall)>) {
             match answer {
                 None => Err(NO_ANSWERS.to_string()),
                 Some(Json::String(text)) => Ok(text),
-                Some(a) => Err(error_message(a.get("error").unwrap_or(&Json::Null))),
+                // `new Error(a.error)`: no `error` field makes an empty message.
+                Some(a) => Err(a.get("error").map(error_message).unwrap_or_default()),
             }
         })
     });
@@ -280,7 +285,8 @@ fn web_pack(desc: &Json, nonce: &str) -> (Json, Vec<(String, ToolCall)>) {
         };
         Box::pin(async move { answer })
     });
-    let results = desc.get("search").cloned().unwrap_or(json!([]));
+    // `search: async () => desc.search ?? []`
+    let results = desc.get("search").filter(|s| !s.is_null()).cloned().unwrap_or(json!([]));
     let search: ToolCall = Rc::new(move |request: &Json| {
         let query = request["arguments"].get("query").and_then(Json::as_str).filter(|q| !q.is_empty());
         let answer = match (query, &results) {
