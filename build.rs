@@ -1,6 +1,7 @@
-//! Build script: only does work for wasm32-unknown-unknown, where the Lua C VM needs a
-//! setjmp/longjmp runtime (wasm exception handling) and in-module WASI stubs so the final
-//! module imports nothing but wasm-bindgen glue.
+//! Build script: minifies `src/lua/bootstrap.lua`; on native targets writes the spec-case test
+//! list (`spec_cases.rs`, included by `tests/spec_cases.rs`); and for wasm32-unknown-unknown,
+//! where the Lua C VM needs a setjmp/longjmp runtime (wasm exception handling), builds that and
+//! in-module WASI stubs so the final module imports nothing but wasm-bindgen glue.
 use std::env;
 use std::path::PathBuf;
 
@@ -8,6 +9,8 @@ fn main() {
     println!("cargo:rerun-if-changed=wasm-support");
     minify_bootstrap();
     if env::var("TARGET").as_deref() != Ok("wasm32-unknown-unknown") {
+        // Only native builds run the tests; a wasm build does not rebuild when a case changes.
+        spec_case_tests();
         return;
     }
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -38,4 +41,59 @@ fn minify_bootstrap() {
     let code: Vec<&str> = source.lines().map(str::trim_start).filter(|l| !l.is_empty() && !l.starts_with("--")).collect();
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("bootstrap.min.lua");
     std::fs::write(out, code.join("\n")).expect("write bootstrap.min.lua");
+}
+
+/// One `#[test]` per spec case, so a failure names its case: `$OUT_DIR/spec_cases.rs` holds a
+/// module per `spec-tests/*.cases` file (`s001_substitution`) with a test per `=== <name>` line
+/// (`ask-once` becomes `ask_once`), each calling `run_named_case(file, name)`, and the list
+/// `GENERATED_CASES` of every (file, name) pair. The cases themselves are read at test time;
+/// only the names are needed here.
+fn spec_case_tests() {
+    println!("cargo:rerun-if-changed=spec-tests");
+    let mut files: Vec<PathBuf> = std::fs::read_dir("spec-tests")
+        .expect("spec-tests")
+        .map(|e| e.expect("spec-tests entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cases"))
+        .collect();
+    files.sort();
+    let (mut code, mut list) = (String::new(), String::new());
+    for path in &files {
+        let file = path.file_name().unwrap().to_str().expect("UTF-8 file name");
+        let text = std::fs::read_to_string(path).expect("a .cases file");
+        let module = rust_name(&format!("s{}", file.trim_end_matches(".cases")));
+        code += &format!("mod {module} {{\n    use super::run_named_case;\n");
+        let mut seen = std::collections::HashMap::new();
+        for (n, line) in text.split('\n').enumerate() {
+            let Some(name) = line.strip_prefix("=== ").map(str::trim) else { continue };
+            let test = rust_name(name);
+            if let Some(other) = seen.insert(test.clone(), name) {
+                panic!("{file}:{}: cases {other:?} and {name:?} both make the test name {test}", n + 1);
+            }
+            code += &format!("    #[test]\n    fn {test}() {{\n        run_named_case({file:?}, {name:?});\n    }}\n");
+            list += &format!("    ({file:?}, {name:?}),\n");
+        }
+        code += "}\n";
+    }
+    code += &format!("const GENERATED_CASES: &[(&str, &str)] = &[\n{list}];\n");
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("spec_cases.rs");
+    std::fs::write(out, code).expect("write spec_cases.rs");
+}
+
+/// A case or file name as a Rust identifier: every character other than an ASCII letter or digit
+/// becomes `_` (letters are lowercased); a leading digit gets a `_` prefixed, a keyword one appended.
+fn rust_name(name: &str) -> String {
+    let mut id: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
+        id.insert(0, '_');
+    }
+    const KEYWORDS: &[&str] = &[
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else", "enum", "extern",
+        "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override",
+        "priv", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized",
+        "use", "virtual", "where", "while", "yield",
+    ];
+    if KEYWORDS.contains(&id.as_str()) || id == "_" {
+        id.push('_');
+    }
+    id
 }

@@ -1,13 +1,25 @@
-//! A native host for engine tests: records events, answers models from scripts, and can be
-//! cancelled.
+//! A native host for engine tests: records events and model requests, answers models from
+//! scripts, serves Packs whose tools answer from Rust closures, and can be cancelled.
 #![allow(dead_code)]
+
+pub mod case_packs;
 
 use futures::future::LocalBoxFuture;
 use runvil::{Host, RunError, RunOptions};
 use serde_json::{json, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
+
+/// A host tool's call function, like a JS Pack tool's `call`: it gets the call request (see
+/// [`Host::call_tool`]) and answers the output text or a model-safe failure message.
+/// A run's outcome: its result text, no result, or the run error.
+pub type Outcome = Result<Option<String>, RunError>;
+
+pub type ToolCall = Rc<dyn Fn(&Json) -> LocalBoxFuture<'static, Result<String, String>>>;
 
 #[derive(Default)]
 pub struct TestHost {
@@ -16,13 +28,38 @@ pub struct TestHost {
     /// Cancel once this many slices have yielded (a stand-in for a timer firing).
     pub cancel_after_yields: Cell<Option<u32>>,
     pub yields: Cell<u32>,
-    /// Scripted replies per role: a JSON string is a text reply, an object a full reply.
+    /// Scripted replies per role, as `scriptedModel` plays them: a JSON string is the reply
+    /// `{ content, finish_reason: "stop" }`, an object a full reply.
     pub replies: RefCell<HashMap<String, Vec<Json>>>,
+    /// How many replies each role has played.
+    pub replies_used: RefCell<HashMap<String, usize>>,
+    /// Every model request, in order, across roles.
     pub requests: RefCell<Vec<Json>>,
-    /// The host's Packs; a tool answers from `tool_answers` by its id, or echoes its arguments.
+    /// The host's Packs. A tool runs its `tool_calls` entry (keyed by Pack index and the tool's
+    /// own name) when it has one; else it answers from `tool_answers` by its id, or echoes its
+    /// arguments.
     pub packs: RefCell<Vec<runvil::host::PackSpec>>,
+    pub tool_calls: RefCell<HashMap<(usize, String), ToolCall>>,
     pub tool_answers: RefCell<HashMap<String, Result<String, String>>>,
     pub tool_requests: RefCell<Vec<Json>>,
+}
+
+/// Completes after being polled `n` more times, waking itself each time: a stand-in for a timer
+/// that lets every other ready future run first (what matters in tests is ordering, not time).
+pub fn yields(n: u64) -> impl Future<Output = ()> {
+    struct Yields(u64);
+    impl Future for Yields {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 == 0 {
+                return Poll::Ready(());
+            }
+            self.0 -= 1;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+    Yields(n)
 }
 
 impl TestHost {
@@ -61,16 +98,20 @@ impl Host for TestHost {
         self.requests.borrow_mut().push(request);
         let reply = {
             let mut replies = self.replies.borrow_mut();
-            let list = replies.get_mut(role).expect("bound role");
-            if list.is_empty() {
-                Err("scripted model has no reply left".to_string())
-            } else {
-                Ok(list.remove(0))
+            let mut used = self.replies_used.borrow_mut();
+            let used = used.entry(role.to_string()).or_default();
+            match replies.get_mut(role) {
+                None => Err(format!("no model is bound to the role {role}")),
+                Some(list) if list.is_empty() => Err(format!("scripted model has no reply left ({used} used)")),
+                Some(list) => {
+                    *used += 1;
+                    Ok(list.remove(0))
+                }
             }
         };
         Box::pin(async move {
             reply.map(|r| match r {
-                Json::String(text) => json!({ "content": text, "finish_reason": "stop", "model": "scripted" }),
+                Json::String(text) => json!({ "content": text, "finish_reason": "stop" }),
                 other => other,
             })
         })
@@ -78,8 +119,12 @@ impl Host for TestHost {
     fn packs(&self) -> Vec<runvil::host::PackSpec> {
         self.packs.borrow().clone()
     }
-    fn call_tool(&self, _pack: usize, _tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
         self.tool_requests.borrow_mut().push(request.clone());
+        let call = self.tool_calls.borrow().get(&(pack, tool.to_string())).cloned();
+        if let Some(call) = call {
+            return call(&request);
+        }
         let id = request["tool"].as_str().unwrap_or_default().to_string();
         let answer = self.tool_answers.borrow().get(&id).cloned().unwrap_or_else(|| Ok(request["arguments"].to_string()));
         Box::pin(async move { answer })
@@ -119,12 +164,7 @@ pub fn prompt(body: &str) -> String {
 
 /// Runs `source` against a host-supplied memory store seeded with `files` (read-only when asked)
 /// and returns the outcome with the store's files after the run, sorted by path.
-pub fn run_with_store(
-    source: &str,
-    args: &str,
-    files: Vec<(String, Vec<u8>)>,
-    read_only: bool,
-) -> (Result<Option<String>, RunError>, Vec<(String, Vec<u8>)>) {
+pub fn run_with_store(source: &str, args: &str, files: Vec<(String, Vec<u8>)>, read_only: bool) -> (Outcome, Vec<(String, Vec<u8>)>) {
     let backend = Rc::new(runvil::store::MemoryBackend::new(files, read_only));
     let store: Rc<dyn runvil::store::Backend> = backend.clone();
     let outcome = run_with(Rc::new(TestHost::default()), source, args, |options| options.store = Some(store));
