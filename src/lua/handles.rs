@@ -7,7 +7,7 @@ use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataMethods, Value
 use serde_json::Value as Json;
 use std::rc::Rc;
 
-use super::ops::Env;
+use super::ops::{self, Args, Env, RustFn};
 use super::values::{self, fail, ok, Answer};
 use crate::effects::context::EntryCtx;
 use crate::effects::models::{self, RoleRef};
@@ -160,28 +160,27 @@ pub fn handle_of(v: &Value) -> Option<Handle> {
 
 /// Sets up a VM's handles: the entry's [`Env`] as app data (handles read it), the object
 /// caches, `E.messages` and its appenders.
-pub fn install(lua: &Lua, e: &Table, env: Rc<Env>) -> mlua::Result<()> {
-    lua.set_app_data(env);
+pub fn install(lua: &Lua, e: &Table, env: &Rc<Env>) -> mlua::Result<()> {
+    lua.set_app_data(env.clone());
     lua.set_named_registry_value(TOOL_OBJECTS, lua.create_table()?)?;
     lua.set_named_registry_value(PACK_OBJECTS, lua.create_table()?)?;
     e.raw_set("messages", lua.create_userdata(Handle::Messages)?)?;
-    // messages:user(text) and friends; one closure type, so one copy of mlua's glue.
     let appenders = lua.create_table()?;
     for role in ["user", "system", "assistant"] {
-        appenders.raw_set(
-            role,
-            lua.create_function(move |lua, (_, text): (Value, Value)| {
-                let text = match &text {
-                    Value::String(s) => s.to_string_lossy(),
-                    other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", values::lua_type(other)))),
-                };
-                entry(lua)?.messages.borrow_mut().push(Record::text(role, text));
-                Ok(())
-            })?,
-        )?;
+        appenders.raw_set(role, ops::rust_function(lua, env, RustFn::AppendMessage(role))?)?;
     }
     lua.set_named_registry_value(APPENDERS, appenders)?;
     Ok(())
+}
+
+/// `messages:user(text)` (and `system`, `assistant`): appends a record to the conversation.
+pub fn append_message(env: &Env, role: &'static str, args: &Args) -> Answer {
+    let text = match args.get(1) {
+        Value::String(s) => s.to_string_lossy(),
+        other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", values::lua_type(&other)))),
+    };
+    env.ctx.messages.borrow_mut().push(Record::text(role, text));
+    Ok(mlua::MultiValue::new())
 }
 
 /// `models.get(role)`: a frozen handle on a declared role.

@@ -150,8 +150,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     e.raw_set("json_null", values::json_null())?;
     e.raw_set("engine_globals", lua.create_sequence_from(ENGINE_GLOBALS.iter().copied())?)?;
     let env = Rc::new(ops::Env { ctx: ctx.clone(), marks: marks.clone(), shims: shims.clone(), coroutine });
-    handles::install(&lua, &e, env.clone())?;
-    ops::install(&lua, &e, env)?;
+    handles::install(&lua, &e, &env)?;
+    ops::install(&lua, &e, &env)?;
 
     let internals: Table =
         lua.load(bootstrap_bytecode()?).set_mode(ChunkMode::Binary).set_name("=runvil bootstrap").call((g.clone(), e))?;

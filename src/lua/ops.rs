@@ -10,7 +10,7 @@
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{Function, IntoLuaMulti, Lua, MultiValue, Table, Value};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
@@ -150,31 +150,58 @@ impl SuspendOp {
     }
 }
 
+/// What a Rust-backed Lua function of a VM does. Every one of them is made by
+/// [`rust_function`], a single closure expression, so mlua's callback glue is instantiated once
+/// for all of them (the module has a size budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RustFn {
+    /// `E`'s `__index`: binds an Engine function the first time bootstrap.lua reads its name.
+    Bind,
+    /// A synchronous Engine function.
+    Op(Op),
+    /// `messages:user(text)` and its `system` and `assistant` siblings.
+    AppendMessage(&'static str),
+}
+
+pub fn rust_function(lua: &Lua, env: &Rc<Env>, f: RustFn) -> mlua::Result<Function> {
+    let env = env.clone();
+    lua.create_function(move |lua, args: MultiValue| match f {
+        RustFn::Bind => bind(lua, &env, Args(args)),
+        RustFn::Op(op) => call(lua, &env, op, args),
+        RustFn::AppendMessage(role) => handles::append_message(&env, role, &Args(args)),
+    })
+}
+
 /// Makes `E` bind its functions on first read. `E` already holds the Engine's values (`h1`,
-/// `json_null`, `messages`); any other key must name an [`Op`] or a [`SuspendOp`].
-pub fn install(lua: &Lua, e: &Table, env: Rc<Env>) -> mlua::Result<()> {
-    let bind = lua.create_function(move |lua, (e, key): (Table, mlua::LuaString)| {
-        let key = key.to_str()?.to_string();
-        let f = if let Some(op) = Op::from_name(&key) {
-            let env = env.clone();
-            lua.create_function(move |lua, args: MultiValue| call(lua, &env, op, args))?
-        } else if let Some(op) = SuspendOp::from_name(&key) {
-            let ctx = env.ctx.clone();
-            let g = lua.globals();
-            let prompt_value: Value = g.raw_get("coroutine")?;
-            g.raw_set("coroutine", env.coroutine.clone())?;
-            let f = lua.create_async_function(move |lua: Lua, args: MultiValue| suspend(lua, ctx.clone(), op, args));
-            g.raw_set("coroutine", prompt_value)?;
-            f?
-        } else {
-            return Err(mlua::Error::runtime(format!("no Engine function named {key:?}")));
-        };
-        e.raw_set(key, f.clone())?;
-        Ok(f)
-    })?;
+/// `json_null`, `messages`, `engine_globals`); any other key must name an [`Op`] or a
+/// [`SuspendOp`].
+pub fn install(lua: &Lua, e: &Table, env: &Rc<Env>) -> mlua::Result<()> {
     let mt = lua.create_table()?;
-    mt.raw_set("__index", bind)?;
+    mt.raw_set("__index", rust_function(lua, env, RustFn::Bind)?)?;
     e.set_metatable(Some(mt))
+}
+
+/// `E.__index(E, name)`: creates the function `name` stands for and keeps it in `E`.
+fn bind(lua: &Lua, env: &Rc<Env>, args: Args) -> Answer {
+    let (Value::Table(e), Value::String(key)) = (args.get(0), args.get(1)) else {
+        return Err(mlua::Error::runtime("Engine functions are named by strings"));
+    };
+    let name = key.to_str()?.to_string();
+    let f = if let Some(op) = Op::from_name(&name) {
+        rust_function(lua, env, RustFn::Op(op))?
+    } else if let Some(op) = SuspendOp::from_name(&name) {
+        let ctx = env.ctx.clone();
+        let g = lua.globals();
+        let prompt_value: Value = g.raw_get("coroutine")?;
+        g.raw_set("coroutine", Value::Table(env.coroutine.clone()))?;
+        let f = lua.create_async_function(move |lua: Lua, args: MultiValue| suspend(lua, ctx.clone(), op, args));
+        g.raw_set("coroutine", prompt_value)?;
+        f?
+    } else {
+        return Err(mlua::Error::runtime(format!("no Engine function named {name:?}")));
+    };
+    e.raw_set(Value::String(key), Value::Function(f.clone()))?;
+    f.into_lua_multi(lua)
 }
 
 /// Runs one synchronous Engine function. The match is exhaustive: a new [`Op`] does not compile
