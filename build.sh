@@ -143,7 +143,7 @@ cmd_lint() {
   log "cargo clippy (wasm32)"
   cargo clippy --release --target wasm32-unknown-unknown --lib -- -D warnings
   log "cargo doc"
-  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 }
 
 cmd_test() {

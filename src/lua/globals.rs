@@ -73,7 +73,7 @@ pub fn argv_initial(lua: &Lua, env: &Env) -> Answer {
 }
 
 pub fn sys_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
-    let name = key_text(key);
+    let name = values::key_text(key);
     match sys_field(&env.ctx, &name) {
         Some(j) => ok(lua, values::to_lua(lua, &j, &env.marks)?),
         None => fail(lua, ErrKind::Lua, format!("unknown sys field '{name}'")),
@@ -82,7 +82,7 @@ pub fn sys_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
 
 pub fn ui_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
     let ui = &env.ctx.run.ui;
-    match key_text(key).as_str() {
+    match values::key_text(key).as_str() {
         "kind" => ok(lua, ui.kind.as_str()),
         "interactive" => ok(lua, ui.interactive),
         other => fail(lua, ErrKind::Lua, format!("unknown ui field '{other}'")),
@@ -124,7 +124,7 @@ pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answe
     let Value::String(source) = source else { return fail(lua, ErrKind::Lua, "a prelude must be Lua source text") };
     let compiled = lua
         .load(source.as_bytes().to_vec())
-        .set_name(format!("=pack:{}", key_text(id)))
+        .set_name(format!("=pack:{}", values::key_text(id)))
         .set_environment(table_arg(env)?)
         .set_mode(mlua::chunk::ChunkMode::Text)
         .into_function();
@@ -234,15 +234,6 @@ fn shims_of(cell: &OnceCell<ProxyShims>) -> mlua::Result<&ProxyShims> {
     cell.get().ok_or_else(|| mlua::Error::runtime("var proxies are not ready before the bootstrap ran"))
 }
 
-fn key_text(key: &Value) -> String {
-    match key {
-        Value::String(s) => s.to_string_lossy(),
-        Value::Integer(i) => i.to_string(),
-        Value::Number(_) => "number".to_string(),
-        other => other.type_name().to_string(),
-    }
-}
-
 /// The fields of `sys` (`DECISIONS.md`, "Observation, cancellation, facts"). Fields that
 /// appear later (`model`, `reply_finish_reason`, `index`) are absent until their feature sets
 /// them, and reading an absent field raises.
@@ -267,7 +258,7 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
 pub fn prompt_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
     let (ctx, marks) = (&env.ctx, &env.marks);
     let p = &ctx.run.prompt;
-    match key_text(key).as_str() {
+    match values::key_text(key).as_str() {
         "name" => ok(lua, p.front.name.clone()),
         "description" => ok(lua, p.front.description.clone()),
         "sections" => {

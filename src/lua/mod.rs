@@ -1,5 +1,5 @@
 //! The Lua environment of one section entry: a fresh, sandboxed Lua 5.5 state with the Engine
-//! globals installed (`bootstrap.lua` for the Lua side, [`ops`] for the typed Rust functions it
+//! globals installed (`bootstrap.lua` for the Lua side, `ops` for the typed Rust functions it
 //! calls), the instruction hook, and the memory ceiling. This layer marshals between Lua values
 //! and `effects`; it holds no protocol of its own.
 

@@ -8,20 +8,11 @@
 use mlua::{Lua, Value};
 
 use super::ops::Args;
-use super::values::{fail, ok, Answer};
+use super::values::{fail, lua_type, ok, Answer};
 use crate::effects::context::EntryCtx;
 use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::view::{Failure, StoreError};
 use crate::store::StoreOp;
-
-/// The Lua type as store messages name it: integers and floats are told apart.
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Integer(_) => "integer",
-        Value::Number(_) => "number",
-        other => other.type_name(),
-    }
-}
 
 /// A required string argument, as bytes (the store keeps what Lua gives it).
 fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> {
@@ -30,7 +21,7 @@ fn string_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Vec<u8>, String> 
         Value::Integer(i) if ctx.loading_shared() => Ok(i.to_string().into_bytes()),
         Value::Number(_) if ctx.loading_shared() => Ok(lua_text(v).into_bytes()),
         other if ctx.loading_shared() => Err(format!("error converting Lua {} to String (expected string or number)", other.type_name())),
-        other => Err(format!("{name} must be a string, got {}", type_name(other))),
+        other => Err(format!("{name} must be a string, got {}", lua_type(other))),
     }
 }
 
@@ -56,7 +47,7 @@ fn bound_arg(ctx: &EntryCtx, v: &Value, name: &str) -> Result<Option<i64>, Strin
             .map(Some)
             .ok_or_else(|| "error converting Lua string to i64 (expected number)".to_string()),
         other if ctx.loading_shared() => Err(format!("error converting Lua {} to i64 (expected number)", other.type_name())),
-        other => Err(format!("{name} must be an integer, got {}", type_name(other))),
+        other => Err(format!("{name} must be an integer, got {}", lua_type(other))),
     }
 }
 

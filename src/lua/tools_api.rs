@@ -72,15 +72,15 @@ pub fn in_handler(lua: &Lua, env: &Env) -> Answer {
 
 /// A local handler starts (bootstrap.lua's `run_local`).
 pub fn local_begin(lua: &Lua, env: &Env, alias: &Value) -> Answer {
-    tool_calls::local_started(&env.ctx, &key_text(alias));
+    tool_calls::local_started(&env.ctx, &values::key_text(alias));
     ok(lua, ())
 }
 
 /// A local handler finished: `(alias, call_id, turn, raised, value)`. Its scalar return becomes
 /// the call's text; a return that cannot be text fails the call.
 pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
-    let alias = key_text(&args.get(0));
-    let call_id = key_text(&args.get(1));
+    let alias = values::key_text(&args.get(0));
+    let call_id = values::key_text(&args.get(1));
     let turn = args.get(2).as_integer().map(|t| t as u64);
     let end = if matches!(args.get(3), Value::Boolean(true)) {
         LocalEnd::Raised
@@ -95,14 +95,6 @@ pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
         LocalEnd::Raised => ok(lua, ()),
         LocalEnd::BadReturn(message) => fail(lua, ErrKind::Lua, message),
         LocalEnd::Answered(text) => ok(lua, text),
-    }
-}
-
-fn key_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.to_string_lossy(),
-        Value::Integer(i) => i.to_string(),
-        other => other.type_name().to_string(),
     }
 }
 

@@ -479,3 +479,13 @@ pub fn sequence(t: &Table) -> Vec<Value> {
     }
     out
 }
+
+/// A key or name argument as text, for messages and lookups: strings as they are, integers in
+/// decimal, anything else by its type name.
+pub fn key_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        other => other.type_name().to_string(),
+    }
+}

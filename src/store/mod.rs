@@ -1,5 +1,5 @@
 //! The store (`004`): the run's virtual files. The engine keeps a working view of the store
-//! ([`view::StoreView`]) and talks to the host's backend through [`Backend`], a few async methods
+//! ([`view::Store`]) and talks to the host's backend through [`Backend`], a few async methods
 //! designed so a backend whose every operation is a round trip (IndexedDB, an edge KV) is not hit
 //! once per Lua call: the listing is read once at start, file contents on first use, and changes
 //! go out in ordered batches (docs/store.md).

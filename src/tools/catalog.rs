@@ -66,8 +66,7 @@ pub struct Catalog {
 
 pub const TASK_BUILTINS: [&str; 4] = ["task", "task_cancel", "task_status", "await_tasks"];
 
-/// The Lua tools API checks the Pack ids a prompt offers by name through the catalog.
-
+/// The name a model sees for a tool id: `/` and `.` become `_`.
 pub fn wire_name(id: &str) -> String {
     id.replace(['/', '.'], "_")
 }
