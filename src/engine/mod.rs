@@ -3,6 +3,7 @@
 
 pub mod block;
 pub mod context;
+pub mod memory;
 pub mod models;
 pub mod time;
 
@@ -82,6 +83,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         Store::open(backend).await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
     let host_packs = host.packs();
     let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
+    let memory = memory::Meter::new(limits.memory_bytes);
     let run = Rc::new(RunShared {
         catalog,
         host_packs,
@@ -97,6 +99,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         last_id: Cell::new(0),
         stop: RefCell::new(None),
         default_role: RefCell::new(None),
+        memory,
     });
     let mut unmet = pack_lines;
     unmet.extend(models::unmet_requirements(&run));
@@ -108,8 +111,15 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     if let Some(stop) = run.stop.borrow().clone() {
         return Err(stop);
     }
-    let chain =
-        Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(crate::obj!({}))) });
+    let var = crate::obj!({});
+    // `var` counts against the memory ceiling from its first `{}` (`docs/language.md`).
+    if let Err(refused) = run.memory.charge(memory::Held::Var, memory::json_size(&var) as i64) {
+        return Err(RunError::new(
+            RunErrorKind::Limit,
+            format!("memory ceiling of {} bytes exceeded: {}", refused.ceiling, refused.describe()),
+        ));
+    }
+    let chain = Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(var)) });
     let result = walk(&run, &chain).await;
     // Every write the run made is in the backend before the run ends, success or failure.
     let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));

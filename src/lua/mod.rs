@@ -171,7 +171,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     }
 
     install_hook(&lua, ctx)?;
-    lua.set_memory_limit(ctx.run.limits.memory_bytes)?;
+    // The Lua limit is the ceiling less what the engine holds (`engine::memory`).
+    crate::engine::memory::attach(&lua, ctx)?;
 
     Ok(Vm {
         run_block: internals.get("run_block")?,
