@@ -43,6 +43,17 @@ pub struct Marks {
     pub array_mt: Table,
 }
 
+impl Marks {
+    /// Fresh markers for `lua`: the `json.array` metatable as the Engine VM builds it. Enough
+    /// to convert values in a bare Lua state (tests, tools) without the Engine globals.
+    pub fn new(lua: &Lua) -> mlua::Result<Marks> {
+        let array_mt = lua.create_table()?;
+        array_mt.raw_set("__name", "json.array")?;
+        array_mt.raw_set("__metatable", "json.array")?;
+        Ok(Marks { array_mt })
+    }
+}
+
 pub fn json_null() -> Value {
     Value::LightUserData(mlua::LightUserData(std::ptr::null_mut()))
 }
@@ -489,3 +500,7 @@ pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
     })?;
     ok(lua, (iter, t.clone(), Value::Nil))
 }
+
+#[cfg(test)]
+#[path = "values_tests.rs"]
+mod tests;
