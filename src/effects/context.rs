@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use super::memory::Meter;
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
 use crate::prompt::Prompt;
@@ -70,6 +71,8 @@ pub struct RunShared {
     pub catalog: Catalog,
     /// The host's Packs as it registered them (for reasons and preludes).
     pub host_packs: Vec<PackSpec>,
+    /// What the engine holds for the prompt, counted against `limits.memory_bytes`.
+    pub memory: Meter,
 }
 
 impl RunShared {

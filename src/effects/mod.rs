@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod events;
+pub mod memory;
 pub mod models;
 pub mod round;
 pub mod tool_calls;

@@ -178,15 +178,11 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
 /// Turns the value an uncaught error left into the run error (`DECISIONS.md`, "Run error kinds").
 fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
     let lua_error = |m: String| RunError::new(RunErrorKind::Lua, m);
+    if lua::is_memory_error(&err) {
+        return lua::memory_limit_error(ctx);
+    }
     match &err {
-        Value::String(s) => {
-            let text = s.to_string_lossy();
-            if text == "not enough memory" {
-                lua::memory_limit_error(ctx)
-            } else {
-                lua_error(text)
-            }
-        }
+        Value::String(s) => lua_error(s.to_string_lossy()),
         Value::Table(t) if vm.is_error_value.call::<bool>(t.clone()).unwrap_or(false) => {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();

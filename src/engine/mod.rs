@@ -10,6 +10,7 @@ use std::rc::Rc;
 use crate::effects::context::{Chain, RunShared};
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
+use crate::effects::memory::{json_size, Held, Meter};
 use crate::effects::models;
 use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
@@ -84,6 +85,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         Store::open(backend).await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
     let host_packs = host.packs();
     let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
+    let memory = Meter::new(limits.memory_bytes);
     let run = Rc::new(RunShared {
         catalog,
         host_packs,
@@ -99,6 +101,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         last_id: Cell::new(0),
         stop: RefCell::new(None),
         default_role: RefCell::new(None),
+        memory,
     });
     let mut unmet = pack_lines;
     unmet.extend(models::unmet_requirements(&run));
@@ -110,8 +113,15 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     if let Some(stop) = run.stop.borrow().clone() {
         return Err(stop);
     }
-    let chain =
-        Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(crate::obj!({}))) });
+    let var = crate::obj!({});
+    // `var` counts against the memory ceiling from its first `{}` (`docs/language.md`).
+    if let Err(refused) = run.memory.charge(Held::Var, json_size(&var) as i64) {
+        return Err(RunError::new(
+            RunErrorKind::Limit,
+            format!("memory ceiling of {} bytes exceeded: {}", refused.ceiling, refused.describe()),
+        ));
+    }
+    let chain = Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(var)) });
     let result = walk(&run, &chain).await;
     // Every write the run made is in the backend before the run ends, success or failure.
     let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));

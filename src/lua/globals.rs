@@ -33,12 +33,29 @@ fn table_arg(v: &Value) -> mlua::Result<Table> {
 /// Answers a plain boolean.
 pub fn is_control(lua: &Lua, env: &Env, err: &Value) -> Answer {
     let c = &env.ctx;
-    if let Value::String(s) = err {
-        if s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes() {
-            c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
-        }
+    if is_memory_error(err) {
+        c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
     }
     c.run.stopped().into_lua_multi(lua)
+}
+
+/// Whether an error is a failed allocation: Lua's own memory error (its preallocated message),
+/// or one mlua raised from inside a Rust function and wrapped.
+pub fn is_memory_error(err: &Value) -> bool {
+    match err {
+        Value::String(s) => s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes(),
+        Value::Error(e) => {
+            let mut e: &mlua::Error = e;
+            loop {
+                match e {
+                    mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => e = cause,
+                    mlua::Error::MemoryError(_) => return true,
+                    _ => return false,
+                }
+            }
+        }
+        _ => false,
+    }
 }
 
 /// `(kind, message)` of an error value Lua got from a Rust callback (mlua wraps those), so

@@ -114,7 +114,7 @@ const MODEL_INFER: &str = "runvil.model_infer";
 
 /// The entry a VM serves (its [`Env`], set as app data when the VM is built).
 fn entry(lua: &Lua) -> mlua::Result<Rc<EntryCtx>> {
-    lua.app_data_ref::<Rc<Env>>().map(|env| env.ctx.clone()).ok_or_else(|| mlua::Error::runtime("no entry"))
+    super::entry_of(lua).ok_or_else(|| mlua::Error::runtime("no entry"))
 }
 
 /// The VM's JSON markers, so values read off handles convert like every other.

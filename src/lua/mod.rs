@@ -16,8 +16,9 @@ use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmStat
 use std::rc::Rc;
 
 use crate::effects::context::EntryCtx;
+use crate::effects::memory::Heap;
 use crate::error::{RunError, RunErrorKind};
-pub use globals::mlua_error_message;
+pub use globals::{is_memory_error, mlua_error_message};
 use values::{Marks, ProxyShims};
 
 /// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
@@ -120,11 +121,40 @@ pub fn setup_error(ctx: &EntryCtx, e: mlua::Error) -> RunError {
     .in_section(&ctx.heading())
 }
 
+/// The Lua heap could not grow: the memory ceiling, naming what the engine holds beside the
+/// heap when it holds anything (`effects::memory`).
 pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
-    RunError::new(
-        RunErrorKind::Limit,
-        format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading()),
-    )
+    let mut message = format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading());
+    let held = ctx.run.memory.describe_held();
+    if !held.is_empty() {
+        message.push_str(&format!(": the Lua heap could not grow next to {held}"));
+    }
+    RunError::new(RunErrorKind::Limit, message)
+}
+
+/// The entry a VM serves (its `ops::Env` is the VM's app data); `None` for a bare state.
+pub(crate) fn entry_of(lua: &Lua) -> Option<Rc<EntryCtx>> {
+    lua.app_data_ref::<Rc<ops::Env>>().map(|env| env.ctx.clone())
+}
+
+/// A VM's heap as the memory meter sees it. Weak: the meter must not keep a finished entry's
+/// VM alive.
+struct VmHeap(mlua::WeakLua);
+
+impl Heap for VmHeap {
+    fn used(&self) -> Option<usize> {
+        self.0.try_upgrade().map(|lua| lua.used_memory())
+    }
+    fn collect(&self) {
+        if let Some(lua) = self.0.try_upgrade() {
+            let _ = lua.gc_collect();
+        }
+    }
+    fn set_limit(&self, bytes: usize) {
+        if let Some(lua) = self.0.try_upgrade() {
+            let _ = lua.set_memory_limit(bytes);
+        }
+    }
 }
 
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
@@ -189,7 +219,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     }
 
     install_hook(&lua, ctx)?;
-    lua.set_memory_limit(ctx.run.limits.memory_bytes)?;
+    // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
+    ctx.run.memory.attach(Rc::new(VmHeap(lua.weak())));
 
     Ok(Vm {
         run_block: internals.get("run_block")?,

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::effects::Refusal;
 use crate::error::ErrKind;
+use crate::effects::memory::{self, json_size, member_size, Held};
 
 /// Why a Lua value is not JSON data.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,17 @@ pub const MAX_DEPTH: usize = 200;
 #[derive(Clone)]
 pub struct Marks {
     pub array_mt: Table,
+}
+
+impl Marks {
+    /// Fresh markers for `lua`: the `json.array` metatable as the Engine VM builds it. Enough
+    /// to convert values in a bare Lua state (tests, tools) without the Engine globals.
+    pub fn new(lua: &Lua) -> mlua::Result<Marks> {
+        let array_mt = lua.create_table()?;
+        array_mt.raw_set("__name", "json.array")?;
+        array_mt.raw_set("__metatable", "json.array")?;
+        Ok(Marks { array_mt })
+    }
 }
 
 pub fn json_null() -> Value {
@@ -203,17 +215,20 @@ impl JsonHandle {
         s
     }
 
-    pub fn get(&self) -> Option<Json> {
+    /// Runs `f` on the value the handle addresses, by reference: nothing is copied unless `f`
+    /// copies it. `None` when the place no longer exists (an ancestor was replaced).
+    pub fn with_value<R>(&self, f: impl FnOnce(&Json) -> R) -> Option<R> {
         let root = self.root.borrow();
         let mut cur = &*root;
         for step in &self.path {
-            cur = match (step, cur) {
-                (Step::Key(k), Json::Object(m)) => m.get(k)?,
-                (Step::Index(i), Json::Array(a)) => a.get(i - 1)?,
-                _ => return None,
-            };
+            cur = child(cur, step)?;
         }
-        Some(cur.clone())
+        Some(f(cur))
+    }
+
+    /// A copy of the value the handle addresses (what crosses out of `var` as data).
+    pub fn get(&self) -> Option<Json> {
+        self.with_value(Json::clone)
     }
 
     fn with_target<R>(&self, f: impl FnOnce(&mut Json) -> R) -> Option<R> {
@@ -222,11 +237,20 @@ impl JsonHandle {
         for step in &self.path {
             cur = match (step, cur) {
                 (Step::Key(k), Json::Object(m)) => m.get_mut(k)?,
-                (Step::Index(i), Json::Array(a)) => a.get_mut(i - 1)?,
+                (Step::Index(i), Json::Array(a)) => a.get_mut(i.checked_sub(1)?)?,
                 _ => return None,
             };
         }
         Some(f(cur))
+    }
+}
+
+/// The value one step inside a container, by reference.
+fn child<'a>(container: &'a Json, step: &Step) -> Option<&'a Json> {
+    match (step, container) {
+        (Step::Key(k), Json::Object(m)) => m.get(k),
+        (Step::Index(i), Json::Array(a)) => a.get(i.checked_sub(1)?),
+        _ => None,
     }
 }
 
@@ -264,19 +288,15 @@ pub fn handle_of(t: &Table) -> Option<AnyUserData> {
     }
 }
 
-/// Lua value for a JSON value seen through a proxy: scalars directly, containers as proxies.
-fn proxied(lua: &Lua, shims: &ProxyShims, parent: &JsonHandle, step: Step, j: &Json) -> mlua::Result<Value> {
-    Ok(match j {
-        Json::Array(_) | Json::Object(_) => {
-            let mut path = parent.path.clone();
-            path.push(step);
-            Value::Table(make_proxy(lua, shims, JsonHandle { root: parent.root.clone(), path, access: parent.access })?)
-        }
+/// A JSON scalar as a Lua value; `None` for an array or object.
+fn scalar_to_lua(lua: &Lua, j: &Json) -> mlua::Result<Option<Value>> {
+    Ok(Some(match j {
+        Json::Array(_) | Json::Object(_) => return Ok(None),
         Json::Null => json_null(),
         Json::Bool(b) => Value::Boolean(*b),
         Json::Number(n) => number_to_lua(n),
         Json::String(s) => Value::String(lua.create_string(s)?),
-    })
+    }))
 }
 
 /// A key Lua used on a proxy, as a step into the JSON container it addresses.
@@ -333,25 +353,97 @@ pub fn scalar_text(lua: &Lua, v: &Value) -> Result<Option<String>, String> {
     Ok(Some(text))
 }
 
+/// What a read through a proxy found: a scalar copied into Lua, or a container to proxy.
+enum Found {
+    Nothing,
+    Scalar(Value),
+    Container(Step),
+}
+
+/// `proxy[key]`: walks the JSON by reference; only a scalar is copied (into Lua), a container
+/// becomes a new proxy holding its path.
 pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
     let Some(ud) = handle_of(t) else { return ok(lua, Value::Nil) };
     let h = ud.borrow::<JsonHandle>()?;
-    let Some(here) = h.get() else { return ok(lua, Value::Nil) };
-    let step = match step_for(&here, key) {
-        Ok(Some(step)) => step,
-        _ => return ok(lua, Value::Nil),
-    };
-    let child = match (&here, &step) {
-        (Json::Object(m), Step::Key(k)) => m.get(k),
-        (Json::Array(a), Step::Index(i)) => a.get(i - 1),
-        _ => None,
-    };
-    match child {
-        None => ok(lua, Value::Nil),
-        Some(j) => ok(lua, proxied(lua, shims, &h, step, j)?),
+    let found = h.with_value(|here| -> mlua::Result<Found> {
+        let Ok(Some(step)) = step_for(here, key) else { return Ok(Found::Nothing) };
+        Ok(match child(here, &step) {
+            None => Found::Nothing,
+            Some(j) => match scalar_to_lua(lua, j)? {
+                Some(v) => Found::Scalar(v),
+                None => Found::Container(step),
+            },
+        })
+    });
+    match found.transpose()?.unwrap_or(Found::Nothing) {
+        Found::Nothing => ok(lua, Value::Nil),
+        Found::Scalar(v) => ok(lua, v),
+        Found::Container(step) => {
+            let mut path = Vec::with_capacity(h.path.len() + 1);
+            path.extend_from_slice(&h.path);
+            path.push(step);
+            ok(lua, make_proxy(lua, shims, JsonHandle { root: h.root.clone(), path, access: h.access })?)
+        }
     }
 }
 
+/// The change in `var`'s compact JSON text (`effects::memory::json_size`) that setting `step` of
+/// `container` to `new` (`None` removes) makes, or why the write is refused.
+fn write_delta(container: &Json, step: &Step, new: Option<&Json>, place: &str) -> Result<i64, String> {
+    let size = |j: &Json| json_size(j) as i64;
+    Ok(match (container, step, new) {
+        (Json::Object(m), Step::Key(k), Some(j)) => match m.get(k) {
+            Some(old) => size(j) - size(old),
+            None => (member_size(k, j) + usize::from(!m.is_empty())) as i64,
+        },
+        (Json::Object(m), Step::Key(k), None) => match m.get(k) {
+            Some(old) => -((member_size(k, old) + usize::from(m.len() > 1)) as i64),
+            None => 0,
+        },
+        (Json::Array(a), Step::Index(i), new) => {
+            let (i, len) = (*i, a.len());
+            match new {
+                Some(j) if i <= len => size(j) - size(&a[i - 1]),
+                Some(j) if i == len + 1 => size(j) + i64::from(len > 0),
+                Some(_) => return Err(format!("cannot set {place}: the array has {len} items, and JSON arrays have no holes")),
+                None if i == len => -(size(&a[len - 1]) + i64::from(len > 1)),
+                None if i < len => size(&Json::Null) - size(&a[i - 1]),
+                None => 0,
+            }
+        }
+        _ => 0,
+    })
+}
+
+/// Sets `step` of `container` to `new` (`None` removes), once [`write_delta`] allowed it.
+fn apply_write(container: &mut Json, step: Step, new: Option<Json>) {
+    match (container, step, new) {
+        (Json::Object(m), Step::Key(k), Some(j)) => {
+            m.insert(k, j);
+        }
+        (Json::Object(m), Step::Key(k), None) => {
+            m.remove(&k);
+        }
+        (Json::Array(a), Step::Index(i), new) => {
+            let len = a.len();
+            match new {
+                Some(j) if i <= len => a[i - 1] = j,
+                Some(j) if i == len + 1 => a.push(j),
+                Some(_) => {}
+                // Removing the last item shortens the array; a hole elsewhere becomes null.
+                None if i == len => {
+                    a.pop();
+                }
+                None if i < len => a[i - 1] = Json::Null,
+                None => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `proxy[key] = value`: converts the value (checking it is JSON data), charges the size change
+/// of `var` against the memory ceiling (`effects::memory`), then writes it in place.
 pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &Value) -> Answer {
     let Some(ud) = handle_of(t) else { return ok(lua, ()) };
     let h = ud.borrow::<JsonHandle>()?;
@@ -369,10 +461,10 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
         Access::Var => {}
     }
-    let Some(here) = h.get() else {
+    let Some(step) = h.with_value(|here| step_for(here, key)) else {
         return fail(lua, ErrKind::Lua, format!("{} no longer exists in var", h.describe(None)));
     };
-    let step = match step_for(&here, key) {
+    let step = match step {
         Ok(Some(step)) => step,
         Ok(None) => {
             return fail(lua, ErrKind::Lua, format!("{} is an array: its keys are integers from 1", h.describe(None)));
@@ -394,53 +486,43 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
     };
     let place = h.describe(Some(&step));
-    let result = h.with_target(|target| -> Result<(), String> {
-        match (target, step, new) {
-            (Json::Object(m), Step::Key(k), Some(j)) => {
-                m.insert(k, j);
+    let delta = match h.with_value(|here| write_delta(here, &step, new.as_ref(), &place)) {
+        None => return ok(lua, ()),
+        Some(Err(e)) => return fail(lua, ErrKind::Lua, e),
+        Some(Ok(delta)) => delta,
+    };
+    if delta != 0 {
+        // A bare state (no entry, as in unit tests) charges nothing.
+        if let Some(ctx) = super::entry_of(lua) {
+            if let Err(message) = memory::hold(&ctx, Held::Var, delta) {
+                return fail(lua, ErrKind::Lua, message);
             }
-            (Json::Object(m), Step::Key(k), None) => {
-                m.remove(&k);
-            }
-            (Json::Array(a), Step::Index(i), new) => {
-                let len = a.len();
-                match new {
-                    Some(j) if i <= len => a[i - 1] = j,
-                    Some(j) if i == len + 1 => a.push(j),
-                    Some(_) => return Err(format!("cannot set {place}: the array has {len} items, and JSON arrays have no holes")),
-                    // Removing the last item shortens the array; a hole elsewhere becomes null.
-                    None if i == len => {
-                        a.pop();
-                    }
-                    None if i < len => a[i - 1] = Json::Null,
-                    None => {}
-                }
-            }
-            _ => {}
         }
-        Ok(())
-    });
-    match result {
-        Some(Err(e)) => fail(lua, ErrKind::Lua, e),
-        _ => ok(lua, ()),
     }
+    h.with_target(|target| apply_write(target, step, new));
+    ok(lua, ())
 }
 
 pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
     let n = handle_of(t)
-        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.get()))
-        .map(|j| if let Json::Array(a) = j { a.len() } else { 0 })
+        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.with_value(|j| if let Json::Array(a) = j { a.len() } else { 0 })))
         .unwrap_or(0);
     ok(lua, n)
 }
 
 /// `pairs(proxy)`: iterates a snapshot of the keys taken when `pairs` is called.
 pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
-    let keys: Vec<Value> = match handle_of(t).and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.get())) {
-        Some(Json::Object(m)) => m.keys().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
-        Some(Json::Array(a)) => (1..=a.len()).map(|i| Value::Integer(i as i64)).collect(),
-        _ => Vec::new(),
-    };
+    let keys = handle_of(t).and_then(|ud| {
+        let h = ud.borrow::<JsonHandle>().ok()?;
+        h.with_value(|j| -> mlua::Result<Vec<Value>> {
+            Ok(match j {
+                Json::Object(m) => m.keys().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
+                Json::Array(a) => (1..=a.len()).map(|i| Value::Integer(i as i64)).collect(),
+                _ => Vec::new(),
+            })
+        })
+    });
+    let keys = keys.transpose()?.unwrap_or_default();
     let shims = shims.clone();
     let pos = std::cell::Cell::new(0usize);
     let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| loop {
@@ -489,3 +571,7 @@ pub fn key_text(v: &Value) -> String {
         other => other.type_name().to_string(),
     }
 }
+
+#[cfg(test)]
+#[path = "values_tests.rs"]
+mod tests;

@@ -1,0 +1,349 @@
+//! The memory ceiling's meter: what the engine holds on a prompt's behalf, next to the Lua heap.
+//!
+//! `limits.memory_bytes` bounds everything a run holds for its prompt, not only the Lua heap.
+//! Data that lives on the Rust heap (`var`, later the store view, message records, events) is
+//! counted here by [`Held`] category; the rule is
+//!
+//! ```text
+//! current VM's Lua heap + everything held  <=  memory_bytes
+//! ```
+//!
+//! Whenever what is held changes, the current VM's Lua limit is set to `memory_bytes - held`, so
+//! Lua's own allocations meet the same ceiling (a failing allocation is the usual memory
+//! ceiling error). A growing charge that would pass the ceiling is refused: nothing changes, and
+//! the caller ends the run with the `Limit` error [`Refused::describe`] words.
+//!
+//! ## Using it
+//!
+//! The run owns one [`Meter`] (`RunShared::memory`). Code holding data for a prompt reports it:
+//!
+//! - [`Meter::charge`]`(kind, delta)`: the held size of `kind` changes by `delta` bytes (negative
+//!   for a release). Growth is checked; shrinking always succeeds.
+//! - [`Meter::release`]`(kind, bytes)`: a shrink that cannot fail.
+//! - [`Meter::set`]`(kind, bytes)`: `kind` now holds exactly `bytes` (growth checked), for code that
+//!   knows its total size more easily than its changes.
+//!
+//! Inside an Engine function (a Rust function Lua called), use [`hold`]: it charges the meter of
+//! the VM's run and, when refused, stops the run with the `Limit` error and returns the message
+//! for the failing call (`values::fail`), like the other control signals.
+//!
+//! Sizes are estimates that must be cheap and deterministic; JSON data counts as its compact
+//! serialization ([`json_size`]).
+
+use serde_json::Value as Json;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use super::context::EntryCtx;
+use crate::error::{RunError, RunErrorKind};
+
+/// What the engine holds bytes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// The chain's `var` (its compact JSON text).
+    Var,
+    /// The run's working view of the store.
+    Store,
+    /// Conversation records (`messages`).
+    Messages,
+    /// Events kept for the host.
+    Events,
+}
+
+impl Held {
+    pub const ALL: [Held; 4] = [Held::Var, Held::Store, Held::Messages, Held::Events];
+
+    /// How messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Held::Var => "var",
+            Held::Store => "the store",
+            Held::Messages => "messages",
+            Held::Events => "events",
+        }
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// A refused charge: what it would have held, and what else was there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub ceiling: usize,
+    pub kind: Held,
+    /// What `kind` would have held after the charge.
+    pub would_hold: usize,
+    /// The current VM's Lua heap when the charge was refused (0 without a VM).
+    pub lua_heap: usize,
+    /// The other categories holding bytes, in [`Held::ALL`] order.
+    pub others: Vec<(Held, usize)>,
+}
+
+impl Refused {
+    /// `var would hold 300000123 bytes next to 41234 bytes of Lua heap` (and `, the store 12
+    /// bytes` for each other category holding some): the part after the section in the error.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} would hold {} bytes next to {} bytes of Lua heap", self.kind.name(), self.would_hold, self.lua_heap);
+        for (kind, bytes) in &self.others {
+            s.push_str(&format!(", {} {} bytes", kind.name(), bytes));
+        }
+        s
+    }
+}
+
+/// The heap of the VM that runs now, as the meter needs it. The Lua layer implements it
+/// (`lua/mod.rs`), so this module stays free of Lua types.
+pub trait Heap {
+    /// Bytes the VM's heap holds now; `None` once the VM is gone.
+    fn used(&self) -> Option<usize>;
+    /// A full collection, as Lua runs before it fails an allocation.
+    fn collect(&self);
+    /// The most the VM's heap may grow to.
+    fn set_limit(&self, bytes: usize);
+}
+
+/// The run's meter (see the module documentation).
+pub struct Meter {
+    ceiling: usize,
+    held: [Cell<usize>; 4],
+    /// The VM that runs now (the last one attached).
+    vm: RefCell<Option<Rc<dyn Heap>>>,
+}
+
+impl Meter {
+    pub fn new(ceiling: usize) -> Self {
+        Meter { ceiling, held: Default::default(), vm: RefCell::new(None) }
+    }
+
+    pub fn ceiling(&self) -> usize {
+        self.ceiling
+    }
+
+    /// Everything held, all categories together.
+    pub fn held(&self) -> usize {
+        self.held.iter().map(Cell::get).sum()
+    }
+
+    /// What is held, category by category (`var 3990000 bytes, the store 12 bytes`); empty when
+    /// nothing is.
+    pub fn describe_held(&self) -> String {
+        let parts: Vec<String> =
+            Held::ALL.into_iter().filter(|&k| self.held_by(k) > 0).map(|k| format!("{} {} bytes", k.name(), self.held_by(k))).collect();
+        parts.join(", ")
+    }
+
+    pub fn held_by(&self, kind: Held) -> usize {
+        self.held[kind.slot()].get()
+    }
+
+    /// Makes `vm` the current VM and sets its limit to what the held bytes leave.
+    pub fn attach(&self, vm: Rc<dyn Heap>) {
+        self.apply_limit(&*vm);
+        *self.vm.borrow_mut() = Some(vm);
+    }
+
+    fn current_vm(&self) -> Option<Rc<dyn Heap>> {
+        self.vm.borrow().clone()
+    }
+
+    fn apply_limit(&self, vm: &dyn Heap) {
+        // mlua reads a limit of 0 as "no limit": a ceiling used up entirely still leaves 1.
+        vm.set_limit(self.ceiling.saturating_sub(self.held()).max(1))
+    }
+
+    /// Changes what `kind` holds by `delta` bytes. A growth that would take the current VM's Lua
+    /// heap plus everything held past the ceiling is refused (after a full garbage collection,
+    /// as Lua does before failing an allocation) and changes nothing.
+    pub fn charge(&self, kind: Held, delta: i64) -> Result<(), Refused> {
+        let now = self.held_by(kind);
+        let next = if delta < 0 { now.saturating_sub(delta.unsigned_abs() as usize) } else { now.saturating_add(delta as usize) };
+        self.set(kind, next)
+    }
+
+    /// A release: `kind` holds `bytes` fewer (never below zero). Never refused.
+    pub fn release(&self, kind: Held, bytes: usize) {
+        let next = self.held_by(kind).saturating_sub(bytes);
+        let _ = self.set(kind, next);
+    }
+
+    /// `kind` now holds exactly `bytes`. Growth is checked as in [`Meter::charge`].
+    pub fn set(&self, kind: Held, bytes: usize) -> Result<(), Refused> {
+        let now = self.held_by(kind);
+        let vm = self.current_vm();
+        if bytes > now {
+            let others = self.held() - now;
+            let total = others.saturating_add(bytes);
+            let heap = |vm: &Option<Rc<dyn Heap>>| vm.as_ref().and_then(|vm| vm.used()).unwrap_or(0);
+            let mut lua_heap = heap(&vm);
+            if lua_heap.saturating_add(total) > self.ceiling && lua_heap > 0 {
+                if let Some(vm) = &vm {
+                    vm.collect();
+                    lua_heap = vm.used().unwrap_or(0);
+                }
+            }
+            if lua_heap.saturating_add(total) > self.ceiling {
+                let others = Held::ALL.into_iter().filter(|&k| k != kind && self.held_by(k) > 0).map(|k| (k, self.held_by(k))).collect();
+                return Err(Refused { ceiling: self.ceiling, kind, would_hold: bytes, lua_heap, others });
+            }
+        }
+        self.held[kind.slot()].set(bytes);
+        if let Some(vm) = &vm {
+            self.apply_limit(&**vm);
+        }
+        Ok(())
+    }
+}
+
+/// What a VM's Engine functions charge through: the entry the VM serves (Lua app data).
+/// The error a refused charge ends the run with.
+pub fn refused_error(ctx: &EntryCtx, refused: &Refused) -> RunError {
+    let heading = ctx.heading();
+    RunError::new(
+        RunErrorKind::Limit,
+        format!("memory ceiling of {} bytes exceeded in section {}: {}", refused.ceiling, heading, refused.describe()),
+    )
+    .in_section(&heading)
+}
+
+/// Charges `delta` bytes of `kind` to the entry's run. When refused, the run stops with the
+/// `Limit` error and its message comes back for the failing call.
+pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
+    match ctx.run.memory.charge(kind, delta) {
+        Ok(()) => Ok(()),
+        Err(refused) => {
+            let err = refused_error(ctx, &refused);
+            let message = err.message.clone();
+            ctx.run.stop_with(err);
+            Err(message)
+        }
+    }
+}
+
+/// The length of `v`'s compact JSON text (what `serde_json::to_string` writes), computed without
+/// writing it: the size `var` and other JSON data count as.
+pub fn json_size(v: &Json) -> usize {
+    match v {
+        Json::Null => 4,
+        Json::Bool(true) => 4,
+        Json::Bool(false) => 5,
+        Json::Number(n) => {
+            let mut count = Count(0);
+            let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+            count.0
+        }
+        Json::String(s) => string_size(s),
+        // Brackets, and a comma between items.
+        Json::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(json_size).sum::<usize>(),
+        Json::Object(map) => 2 + map.len().saturating_sub(1) + map.iter().map(|(k, v)| member_size(k, v)).sum::<usize>(),
+    }
+}
+
+/// `"key":value` inside an object, without the comma.
+pub fn member_size(key: &str, value: &Json) -> usize {
+    string_size(key) + 1 + json_size(value)
+}
+
+/// A string's JSON text: quotes, and serde_json's escapes (`\"`, `\\`, the short control escapes,
+/// `\u00XX` for the other control characters).
+pub fn string_size(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+struct Count(usize);
+
+impl std::fmt::Write for Count {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i64>().prop_map(Json::from),
+            any::<u64>().prop_map(Json::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Json::from),
+            any::<String>().prop_map(Json::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Json::Array),
+                prop::collection::btree_map(any::<String>(), inner, 0..6).prop_map(|m| Json::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn json_size_is_the_serialized_length(v in json()) {
+            prop_assert_eq!(json_size(&v), serde_json::to_string(&v).unwrap().len());
+        }
+    }
+
+    #[test]
+    fn charges_and_releases_without_a_vm() {
+        let m = Meter::new(100);
+        assert_eq!(m.charge(Held::Var, 60), Ok(()));
+        assert_eq!(m.charge(Held::Store, 30), Ok(()));
+        let refused = m.charge(Held::Var, 11).unwrap_err();
+        assert_eq!(refused.describe(), "var would hold 71 bytes next to 0 bytes of Lua heap, the store 30 bytes");
+        assert_eq!(m.held(), 90);
+        m.release(Held::Store, 30);
+        assert_eq!(m.charge(Held::Var, 40), Ok(()));
+        assert_eq!(m.set(Held::Var, 5), Ok(()));
+        assert_eq!(m.charge(Held::Var, -10), Ok(()));
+        assert_eq!(m.held(), 0);
+    }
+
+    /// A heap that records its limit and answers a set size.
+    struct FakeHeap {
+        used: Cell<usize>,
+        limit: Cell<usize>,
+    }
+
+    impl Heap for FakeHeap {
+        fn used(&self) -> Option<usize> {
+            Some(self.used.get())
+        }
+        fn collect(&self) {}
+        fn set_limit(&self, bytes: usize) {
+            self.limit.set(bytes);
+        }
+    }
+
+    #[test]
+    fn the_vm_limit_follows_what_is_held() {
+        let heap = Rc::new(FakeHeap { used: Cell::new(0), limit: Cell::new(0) });
+        let m = Meter::new(4 << 20);
+        m.attach(heap.clone());
+        assert_eq!(heap.limit.get(), 4 << 20);
+        m.charge(Held::Var, 3 << 20).unwrap();
+        assert_eq!(heap.limit.get(), 1 << 20);
+        m.release(Held::Var, 3 << 20);
+        assert_eq!(heap.limit.get(), 4 << 20);
+        // The heap counts when charging.
+        heap.used.set(3 << 20);
+        assert!(m.charge(Held::Var, 2 << 20).is_err());
+        heap.used.set(0);
+        assert_eq!(m.charge(Held::Var, 2 << 20), Ok(()));
+        // A ceiling used up entirely still leaves a limit of 1 (0 would mean none).
+        assert!(m.set(Held::Store, 2 << 20).is_ok());
+        assert_eq!(heap.limit.get(), 1);
+    }
+}
