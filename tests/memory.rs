@@ -1,4 +1,5 @@
-//! The memory ceiling counts what the engine holds for a prompt (`var`) next to the Lua heap.
+//! The memory ceiling counts what the engine holds for a prompt (`var`, the store view, the
+//! conversation) next to the Lua heap.
 mod common;
 use common::*;
 use runvil::{RunError, RunErrorKind};
@@ -83,7 +84,10 @@ fn lua_heap_and_var_together_exceed_the_ceiling() {
     // Together they do not: the later VM's Lua limit is the ceiling less what var holds.
     let e = run_under(&heap_after_var(6_000, 12_000), 16 * MIB).unwrap_err();
     assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
-    assert_eq!(e.message, "memory ceiling of 16777216 bytes exceeded in section ## B: the Lua heap could not grow next to var 6018010 bytes");
+    assert_eq!(
+        e.message,
+        "memory ceiling of 16777216 bytes exceeded in section ## B: the Lua heap could not grow next to var 6018010 bytes"
+    );
 }
 
 #[test]
@@ -108,4 +112,32 @@ fn a_memory_error_inside_an_engine_function_is_the_ceiling() {
     );
     let e = run_under(&src, 16 * MIB).unwrap_err();
     assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
+}
+
+/// Store files live on the Rust heap: writing many of them past the ceiling is a `Limit` error
+/// naming the store.
+#[test]
+fn store_files_count_against_the_ceiling() {
+    let src = main_block("local s = string.rep('s', 100000)\nfor i = 1, 1000 do store.write('f' .. i .. '.txt', s) end\nreturn 'done'");
+    let e = run_under(&src, 4 * MIB).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
+    let prefix = "memory ceiling of 4194304 bytes exceeded in section ## Main: ";
+    assert!(e.message.starts_with(prefix), "{e}");
+    assert!(e.message.contains("the store"), "{e}");
+    // Twenty such files (2 MB) fit under the same ceiling.
+    let small = main_block("local s = string.rep('s', 100000)\nfor i = 1, 20 do store.write('f' .. i .. '.txt', s) end\nreturn 'done'");
+    assert_eq!(run_under(&small, 4 * MIB).unwrap().as_deref(), Some("done"));
+}
+
+/// Conversation records count too: a prompt appending to `messages` past the ceiling ends with
+/// `Limit`, uncatchable.
+#[test]
+fn messages_count_against_the_ceiling() {
+    let src = main_block(
+        "local s = string.rep('m', 100000)\nfor i = 1, 1000 do pcall(function() messages:user(s) end) end\nreturn tostring(#messages)",
+    );
+    let e = run_under(&src, 4 * MIB).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit, "{e}");
+    assert!(e.message.starts_with("memory ceiling of 4194304 bytes exceeded in section ## Main: "), "{e}");
+    assert!(e.message.contains("messages"), "{e}");
 }

@@ -207,6 +207,12 @@ pub fn refused_error(ctx: &EntryCtx, refused: &Refused) -> RunError {
     .in_section(&heading)
 }
 
+/// [`hold`] for code that knows the total: `kind` now holds `bytes`.
+pub fn hold_total(ctx: &EntryCtx, kind: Held, bytes: usize) -> Result<(), String> {
+    let now = ctx.run.memory.held_by(kind);
+    hold(ctx, kind, bytes as i64 - now as i64)
+}
+
 /// Charges `delta` bytes of `kind` to the entry's run. When refused, the run stops with the
 /// `Limit` error and its message comes back for the failing call.
 pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
@@ -219,6 +225,21 @@ pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
             Err(message)
         }
     }
+}
+
+/// What a conversation record holds: its text, its ids, and its tool calls' arguments as JSON.
+pub fn record_size(r: &crate::tools::Record) -> usize {
+    let calls: usize = r.tool_calls.iter().map(|c| c.id.len() + c.name.len() + json_size(&c.arguments)).sum();
+    r.role.len() + r.content.len() + r.tool_call_id.as_ref().map_or(0, String::len) + calls
+}
+
+/// Appends a record to the entry's conversation, charging it against the memory ceiling first.
+/// When refused, the run stops with the `Limit` error (its message comes back) and nothing is
+/// appended.
+pub fn push_record(ctx: &EntryCtx, record: crate::tools::Record) -> Result<(), String> {
+    hold(ctx, Held::Messages, record_size(&record) as i64)?;
+    ctx.messages.borrow_mut().push(record);
+    Ok(())
 }
 
 /// The length of `v`'s compact JSON text (what `serde_json::to_string` writes), computed without

@@ -7,6 +7,7 @@ use futures::future::join_all;
 use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
+use super::memory::push_record;
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
@@ -108,7 +109,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
-        ctx.messages.borrow_mut().push(Record::text("assistant", content.clone()));
+        push_record(ctx, Record::text("assistant", content.clone())).map_err(Refusal::lua)?;
         return Ok(RoundEnd::Final(content));
     }
     // The scope gate: every name must be one this round advertised.
@@ -202,26 +203,22 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
 }
 
 /// Appends the round's records: one assistant record with every call, one tool record each.
-pub fn finish(c: &EntryCtx) {
+pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
     let r = std::mem::take(&mut *c.round.borrow_mut());
-    {
-        let mut msgs = c.messages.borrow_mut();
-        msgs.push(Record {
-            role: "assistant".into(),
-            content: r.content,
-            tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
-            tool_call_id: None,
-        });
-        for ((call, _), text) in r.calls.iter().zip(r.results) {
-            msgs.push(Record {
-                role: "tool".into(),
-                content: text.unwrap_or_default(),
-                tool_calls: Vec::new(),
-                tool_call_id: Some(call.id.clone()),
-            });
-        }
-    }
+    let assistant = Record {
+        role: "assistant".into(),
+        content: r.content,
+        tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
+        tool_call_id: None,
+    };
     *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
+    push_record(c, assistant).map_err(Refusal::lua)?;
+    for ((call, _), text) in r.calls.iter().zip(r.results) {
+        let tool =
+            Record { role: "tool".into(), content: text.unwrap_or_default(), tool_calls: Vec::new(), tool_call_id: Some(call.id.clone()) };
+        push_record(c, tool).map_err(Refusal::lua)?;
+    }
+    Ok(())
 }
 
 /// A local handler raised out of the loop: the round is dropped.

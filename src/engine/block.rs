@@ -15,6 +15,7 @@ use std::task::Poll;
 
 use crate::effects::context::{Chain, EntryCtx, ProseSlot, RunShared};
 use crate::effects::events::Event;
+use crate::effects::memory::Held;
 use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::lua::{self, values, Vm};
 use crate::prompt::{Body, LuaSource};
@@ -56,6 +57,8 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         None => &run.prompt.h1,
     };
     let result = run_body(&ctx, body).await.map_err(|e| e.in_section(&ctx.heading()));
+    // The entry's conversation ends with it.
+    let _ = run.memory.set(Held::Messages, 0);
     let outcome = match &result {
         Ok(EntryEnd::Returned(_)) => "returned",
         Ok(EntryEnd::FellThrough) => "fell_through",
@@ -142,6 +145,8 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<
     if let Err(detail) = ctx.run.store.flush().await {
         ctx.run.stop_with(RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
     }
+    // The flushed writes no longer count against the memory ceiling (a shrink is never refused).
+    let _ = ctx.run.memory.set(Held::Store, ctx.run.store.held_bytes());
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(stop);
     }

@@ -179,7 +179,7 @@ pub fn append_message(env: &Env, role: &'static str, args: &Args) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", values::lua_type(&other)))),
     };
-    env.ctx.messages.borrow_mut().push(Record::text(role, text));
+    crate::effects::memory::push_record(&env.ctx, Record::text(role, text)).map_err(mlua::Error::runtime)?;
     Ok(mlua::MultiValue::new())
 }
 

@@ -61,8 +61,10 @@ pub async fn run_batch(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
 }
 
 pub fn finish(lua: &Lua, env: &Env) -> Answer {
-    round::finish(&env.ctx);
-    ok(lua, ())
+    match round::finish(&env.ctx) {
+        Ok(()) => ok(lua, ()),
+        Err(r) => refuse(lua, r),
+    }
 }
 
 pub fn abort(env: &Env) -> Answer {

@@ -10,6 +10,7 @@ use mlua::{Lua, Value};
 use super::ops::Args;
 use super::values::{fail, lua_type, ok, Answer};
 use crate::effects::context::EntryCtx;
+use crate::effects::memory::{self, Held};
 use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::view::{Failure, StoreError};
 use crate::store::StoreOp;
@@ -92,8 +93,17 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
     Ok(mv)
 }
 
-/// One of the eight `store.*` calls with its Lua arguments.
+/// One of the eight `store.*` calls with its Lua arguments. Afterwards what the store's view
+/// holds is charged against the memory ceiling (loaded and written contents grow it).
 pub async fn call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
+    let answer = run_call(lua, ctx, op, args).await?;
+    if let Err(message) = memory::hold_total(ctx, Held::Store, ctx.run.store.held_bytes()) {
+        return fail(lua, ErrKind::Lua, message);
+    }
+    Ok(answer)
+}
+
+async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
     let arg = |i| args.get(i);
     match op {
         StoreOp::Write | StoreOp::Append => write_like(lua, ctx, &args, op == StoreOp::Append).await,

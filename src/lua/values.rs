@@ -9,9 +9,9 @@ use serde_json::{Map, Number, Value as Json};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::effects::memory::{self, json_size, member_size, Held};
 use crate::effects::Refusal;
 use crate::error::ErrKind;
-use crate::effects::memory::{self, json_size, member_size, Held};
 
 /// Why a Lua value is not JSON data.
 #[derive(Debug, Clone, PartialEq)]

@@ -49,6 +49,16 @@ pub enum Change {
     Delete { path: String },
 }
 
+impl Change {
+    /// Bytes of file contents the change carries.
+    pub fn size(&self) -> usize {
+        match self {
+            Change::Write { data, .. } => data.len(),
+            _ => 0,
+        }
+    }
+}
+
 /// The host's store. Errors are texts for the run's `Vfs` error; they never reach Lua as is.
 pub trait Backend {
     fn open(&self) -> LocalBoxFuture<'static, Result<Opened, String>>;

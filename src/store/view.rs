@@ -80,6 +80,9 @@ struct View {
     read_only: bool,
     pending: Vec<Change>,
     claims: Claims,
+    /// Bytes of file contents in `files` (loaded ones) and in `pending` writes: what the view
+    /// holds for the prompt, which the memory ceiling counts.
+    held: usize,
 }
 
 fn parents(p: &str) -> impl Iterator<Item = &str> {
@@ -104,6 +107,7 @@ impl Store {
             for parent in parents(&p) {
                 view.dirs.insert(parent.to_string());
             }
+            view.held += data.as_ref().map_or(0, Vec::len);
             view.files.insert(p, data.map(|d| Content::Loaded(Rc::new(d))).unwrap_or(Content::Unloaded));
         }
         view.dirs.extend(opened.dirs);
@@ -112,7 +116,12 @@ impl Store {
 
     /// Sends the queued changes to the backend as one ordered batch.
     pub async fn flush(&self) -> Result<(), String> {
-        let batch = std::mem::take(&mut self.view.borrow_mut().pending);
+        let batch = {
+            let mut v = self.view.borrow_mut();
+            let pending: usize = v.pending.iter().map(Change::size).sum();
+            v.held -= pending;
+            std::mem::take(&mut v.pending)
+        };
         if batch.is_empty() {
             return Ok(());
         }
@@ -131,9 +140,11 @@ impl Store {
         // leaves a prefix of the run's changes if it is cut anywhere.
         if let (Change::Write { path: new, .. }, Some(Change::Write { path: last, .. })) = (&change, v.pending.last()) {
             if new == last {
-                v.pending.pop();
+                let dropped = v.pending.pop().map_or(0, |c| c.size());
+                v.held -= dropped;
             }
         }
+        v.held += change.size();
         v.pending.push(change);
     }
 
@@ -154,7 +165,9 @@ impl Store {
             Some(Content::Unloaded) => {
                 let data = self.backend.read(p).await.map_err(Failure::Backend)?;
                 let data = Rc::new(data.unwrap_or_default());
-                self.view.borrow_mut().files.insert(p.to_string(), Content::Loaded(data.clone()));
+                let mut v = self.view.borrow_mut();
+                v.held += data.len();
+                v.files.insert(p.to_string(), Content::Loaded(data.clone()));
                 Ok(Some(data))
             }
         }
@@ -192,7 +205,10 @@ impl Store {
             for parent in parents(p) {
                 v.dirs.insert(parent.to_string());
             }
-            v.files.insert(p.to_string(), Content::Loaded(Rc::new(data.clone())));
+            v.held += data.len();
+            if let Some(Content::Loaded(old)) = v.files.insert(p.to_string(), Content::Loaded(Rc::new(data.clone()))) {
+                v.held -= old.len();
+            }
         }
         self.queue_and_maybe_flush(Change::Write { path: p.to_string(), data }).await
     }
@@ -286,7 +302,10 @@ impl Store {
         self.claim(true, Region::Path(p.into()), chain)?;
         let change = {
             let mut v = self.view.borrow_mut();
-            if v.files.remove(p).is_some() {
+            if let Some(removed) = v.files.remove(p) {
+                if let Content::Loaded(old) = removed {
+                    v.held -= old.len();
+                }
                 Some(Change::Delete { path: p.to_string() })
             } else if v.dirs.contains(p) {
                 let prefix = format!("{p}/");
@@ -339,6 +358,11 @@ impl Store {
     }
 
     /// Whether a file (not a directory) is at `p`: output checks.
+    /// Bytes the view holds for the prompt: loaded file contents and queued writes.
+    pub fn held_bytes(&self) -> usize {
+        self.view.borrow().held
+    }
+
     pub fn has_file(&self, p: &str) -> bool {
         self.view.borrow().files.contains_key(p)
     }
