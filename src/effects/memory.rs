@@ -77,8 +77,8 @@ pub struct Refused {
     pub would_hold: usize,
     /// The current VM's Lua heap when the charge was refused (0 without a VM).
     pub lua_heap: usize,
-    /// The other categories holding bytes, in [`Held::ALL`] order.
-    pub others: Vec<(Held, usize)>,
+    /// The other categories holding bytes, in [`Held::ALL`] order (`the store 12 bytes, ...`).
+    pub others: String,
 }
 
 impl Refused {
@@ -86,8 +86,9 @@ impl Refused {
     /// bytes` for each other category holding some): the part after the section in the error.
     pub fn describe(&self) -> String {
         let mut s = format!("{} would hold {} bytes next to {} bytes of Lua heap", self.kind.name(), self.would_hold, self.lua_heap);
-        for (kind, bytes) in &self.others {
-            s.push_str(&format!(", {} {} bytes", kind.name(), bytes));
+        if !self.others.is_empty() {
+            s.push_str(", ");
+            s.push_str(&self.others);
         }
         s
     }
@@ -129,9 +130,18 @@ impl Meter {
     /// What is held, category by category (`var 3990000 bytes, the store 12 bytes`); empty when
     /// nothing is.
     pub fn describe_held(&self) -> String {
-        let parts: Vec<String> =
-            Held::ALL.into_iter().filter(|&k| self.held_by(k) > 0).map(|k| format!("{} {} bytes", k.name(), self.held_by(k))).collect();
-        parts.join(", ")
+        self.describe_except(None)
+    }
+
+    fn describe_except(&self, except: Option<Held>) -> String {
+        let mut s = String::new();
+        for k in Held::ALL.into_iter().filter(|&k| Some(k) != except && self.held_by(k) > 0) {
+            if !s.is_empty() {
+                s.push_str(", ");
+            }
+            s.push_str(&format!("{} {} bytes", k.name(), self.held_by(k)));
+        }
+        s
     }
 
     pub fn held_by(&self, kind: Held) -> usize {
@@ -184,7 +194,7 @@ impl Meter {
                 }
             }
             if lua_heap.saturating_add(total) > self.ceiling {
-                let others = Held::ALL.into_iter().filter(|&k| k != kind && self.held_by(k) > 0).map(|k| (k, self.held_by(k))).collect();
+                let others = self.describe_except(Some(kind));
                 return Err(Refused { ceiling: self.ceiling, kind, would_hold: bytes, lua_heap, others });
             }
         }

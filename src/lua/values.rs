@@ -215,20 +215,23 @@ impl JsonHandle {
         s
     }
 
-    /// Runs `f` on the value the handle addresses, by reference: nothing is copied unless `f`
-    /// copies it. `None` when the place no longer exists (an ancestor was replaced).
-    pub fn with_value<R>(&self, f: impl FnOnce(&Json) -> R) -> Option<R> {
-        let root = self.root.borrow();
-        let mut cur = &*root;
-        for step in &self.path {
-            cur = child(cur, step)?;
-        }
-        Some(f(cur))
+    /// The value the handle addresses, by reference: nothing is copied. `None` when the place no
+    /// longer exists (an ancestor was replaced). Never call into Lua while holding it: a Lua
+    /// finalizer could write `var` and find it borrowed.
+    pub fn value(&self) -> Option<std::cell::Ref<'_, Json>> {
+        std::cell::Ref::filter_map(self.root.borrow(), |root| {
+            let mut cur = root;
+            for step in &self.path {
+                cur = child(cur, step)?;
+            }
+            Some(cur)
+        })
+        .ok()
     }
 
     /// A copy of the value the handle addresses (what crosses out of `var` as data).
     pub fn get(&self) -> Option<Json> {
-        self.with_value(Json::clone)
+        self.value().map(|j| j.clone())
     }
 
     fn with_target<R>(&self, f: impl FnOnce(&mut Json) -> R) -> Option<R> {
@@ -356,7 +359,8 @@ pub fn scalar_text(lua: &Lua, v: &Value) -> Result<Option<String>, String> {
 /// What a read through a proxy found: a scalar copied into Lua, or a container to proxy.
 enum Found {
     Nothing,
-    Scalar(Value),
+    /// A copy of the scalar (a string is copied once, then into Lua).
+    Scalar(Json),
     Container(Step),
 }
 
@@ -365,19 +369,21 @@ enum Found {
 pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
     let Some(ud) = handle_of(t) else { return ok(lua, Value::Nil) };
     let h = ud.borrow::<JsonHandle>()?;
-    let found = h.with_value(|here| -> mlua::Result<Found> {
-        let Ok(Some(step)) = step_for(here, key) else { return Ok(Found::Nothing) };
-        Ok(match child(here, &step) {
-            None => Found::Nothing,
-            Some(j) => match scalar_to_lua(lua, j)? {
-                Some(v) => Found::Scalar(v),
-                None => Found::Container(step),
+    // Decided under the borrow, converted after it: creating a Lua string may run a finalizer.
+    let found = match h.value() {
+        None => Found::Nothing,
+        Some(here) => match step_for(&here, key) {
+            Ok(Some(step)) => match child(&here, &step) {
+                None => Found::Nothing,
+                Some(Json::Array(_) | Json::Object(_)) => Found::Container(step),
+                Some(scalar) => Found::Scalar(scalar.clone()),
             },
-        })
-    });
-    match found.transpose()?.unwrap_or(Found::Nothing) {
+            _ => Found::Nothing,
+        },
+    };
+    match found {
         Found::Nothing => ok(lua, Value::Nil),
-        Found::Scalar(v) => ok(lua, v),
+        Found::Scalar(j) => ok(lua, scalar_to_lua(lua, &j)?.unwrap_or(Value::Nil)),
         Found::Container(step) => {
             let mut path = Vec::with_capacity(h.path.len() + 1);
             path.extend_from_slice(&h.path);
@@ -461,7 +467,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
         Access::Var => {}
     }
-    let Some(step) = h.with_value(|here| step_for(here, key)) else {
+    let Some(step) = h.value().map(|here| step_for(&here, key)) else {
         return fail(lua, ErrKind::Lua, format!("{} no longer exists in var", h.describe(None)));
     };
     let step = match step {
@@ -486,7 +492,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
     };
     let place = h.describe(Some(&step));
-    let delta = match h.with_value(|here| write_delta(here, &step, new.as_ref(), &place)) {
+    let delta = match h.value().map(|here| write_delta(&here, &step, new.as_ref(), &place)) {
         None => return ok(lua, ()),
         Some(Err(e)) => return fail(lua, ErrKind::Lua, e),
         Some(Ok(delta)) => delta,
@@ -505,24 +511,32 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
 
 pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
     let n = handle_of(t)
-        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.with_value(|j| if let Json::Array(a) = j { a.len() } else { 0 })))
+        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.value().map(|j| if let Json::Array(a) = &*j { a.len() } else { 0 })))
         .unwrap_or(0);
     ok(lua, n)
 }
 
 /// `pairs(proxy)`: iterates a snapshot of the keys taken when `pairs` is called.
 pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
+    // The keys are copied out under the borrow and become Lua values after it.
+    enum Keys {
+        Names(Vec<String>),
+        Count(usize),
+    }
     let keys = handle_of(t).and_then(|ud| {
         let h = ud.borrow::<JsonHandle>().ok()?;
-        h.with_value(|j| -> mlua::Result<Vec<Value>> {
-            Ok(match j {
-                Json::Object(m) => m.keys().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
-                Json::Array(a) => (1..=a.len()).map(|i| Value::Integer(i as i64)).collect(),
-                _ => Vec::new(),
-            })
+        let here = h.value()?;
+        Some(match &*here {
+            Json::Object(m) => Keys::Names(m.keys().cloned().collect()),
+            Json::Array(a) => Keys::Count(a.len()),
+            _ => Keys::Count(0),
         })
     });
-    let keys = keys.transpose()?.unwrap_or_default();
+    let keys: Vec<Value> = match keys {
+        Some(Keys::Names(names)) => names.iter().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
+        Some(Keys::Count(n)) => (1..=n).map(|i| Value::Integer(i as i64)).collect(),
+        None => Vec::new(),
+    };
     let shims = shims.clone();
     let pos = std::cell::Cell::new(0usize);
     let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| loop {

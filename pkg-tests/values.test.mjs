@@ -1,0 +1,77 @@
+// JSON values keep their shape across the boundary (issue "The engine's insides", point 3): a
+// structured tool's output crosses JS -> Lua, is stored in var, and comes back Lua -> JS through
+// json.encode, unchanged. Values are drawn from a seeded generator so a failure reproduces.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEngine } from '../pkg/index.js';
+import { luaPrompt } from './helpers.mjs';
+
+/** mulberry32: a small seeded PRNG. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const KEYS = ['a', 'b', '1', '2', '10', 'é', 'key with space', '', '日本', 'x"y', 'n'];
+const STRINGS = ['', 'plain', 'é ü 日本 🎉', 'quote " and \\ backslash', 'line\nbreak\ttab', '{"not":"json"}', '0'];
+
+function value(r, depth) {
+  const pick = Math.floor(r() * (depth > 3 ? 6 : 9));
+  switch (pick) {
+    case 0: return null;
+    case 1: return r() < 0.5;
+    case 2: return Math.floor((r() - 0.5) * 2 ** 53);
+    case 3: return (r() - 0.5) * 10 ** Math.floor(r() * 30 - 10);
+    case 4: return STRINGS[Math.floor(r() * STRINGS.length)];
+    case 5: return Math.floor(r() * 3) - 1;
+    case 6: return [];
+    case 7: return Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1));
+    default: {
+      const o = {};
+      const n = Math.floor(r() * 4);
+      for (let i = 0; i < n; i++) o[KEYS[Math.floor(r() * KEYS.length)]] = value(r, depth + 1);
+      return o;
+    }
+  }
+}
+
+test('structured tool output survives JS -> Lua -> var -> JS unchanged', async () => {
+  const r = rng(20261130);
+  const values = Array.from({ length: 300 }, () => value(r, 0));
+  // Shapes that once lost theirs: empty containers, nested, and mixed with data.
+  values.push({ items: [] }, { a: {}, b: [[]], c: [{}] }, [[], {}, [[]]], { list: [1, 2.5, -0.125], n: null });
+  const engine = await createEngine();
+  const pack = {
+    name: 'rt',
+    description: 'round trips',
+    tools: [{
+      name: 'value',
+      description: 'returns the value at index i',
+      parameters: { type: 'object', properties: { i: { type: 'integer' } }, required: ['i'] },
+      trust: 'trusted',
+      output: 'structured',
+      call: ({ i }) => values[i],
+    }],
+  };
+  const lua = `local out = {}
+for i = 0, ${values.length - 1} do
+  local v = tools.call('rt/value', { i = i })
+  var.v = v
+  out[#out + 1] = json.encode(var.v) .. '\\n' .. json.encode(v)
+end
+return table.concat(out, '\\n')`;
+  const outcome = await engine.run(`---\nuses: [rt]\n---\n${luaPrompt(lua)}`, { packs: [pack] });
+  assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+  const lines = outcome.result.split('\n');
+  assert.equal(lines.length, values.length * 2);
+  values.forEach((v, i) => {
+    assert.deepStrictEqual(JSON.parse(lines[2 * i]), v, `value ${i} through var: ${JSON.stringify(v)}`);
+    assert.deepStrictEqual(JSON.parse(lines[2 * i + 1]), v, `value ${i}: ${JSON.stringify(v)}`);
+  });
+});
