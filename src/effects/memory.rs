@@ -1,8 +1,8 @@
 //! The memory ceiling's meter: what the engine holds on a prompt's behalf, next to the Lua heap.
 //!
 //! `limits.memory_bytes` bounds everything a run holds for its prompt, not only the Lua heap.
-//! Data that lives on the Rust heap (`var`, later the store view, message records, events) is
-//! counted here by [`Held`] category; the rule is
+//! Data that lives on the Rust heap (`var`, the store view, message records; events go straight
+//! to the host and are not held) is counted here by [`Held`] category; the rule is
 //!
 //! ```text
 //! current VM's Lua heap + everything held  <=  memory_bytes
@@ -46,12 +46,10 @@ pub enum Held {
     Store,
     /// Conversation records (`messages`).
     Messages,
-    /// Events kept for the host.
-    Events,
 }
 
 impl Held {
-    pub const ALL: [Held; 4] = [Held::Var, Held::Store, Held::Messages, Held::Events];
+    pub const ALL: [Held; 3] = [Held::Var, Held::Store, Held::Messages];
 
     /// How messages name it.
     pub fn name(self) -> &'static str {
@@ -59,7 +57,6 @@ impl Held {
             Held::Var => "var",
             Held::Store => "the store",
             Held::Messages => "messages",
-            Held::Events => "events",
         }
     }
 
@@ -108,7 +105,7 @@ pub trait Heap {
 /// The run's meter (see the module documentation).
 pub struct Meter {
     ceiling: usize,
-    held: [Cell<usize>; 4],
+    held: [Cell<usize>; 3],
     /// The VM that runs now (the last one attached).
     vm: RefCell<Option<Rc<dyn Heap>>>,
 }

@@ -167,7 +167,20 @@ local var_mt_fns = {
   index = function(t, k) return check(E.var_index(t, k)) end,
   newindex = function(t, k, v) return check(E.var_newindex(t, k, v)) end,
   len = function(t) return check(E.var_len(t)) end,
-  pairs = function(t) return check(E.var_pairs(t)) end,
+  -- A snapshot of the keys taken now; each step reads through the proxy, skipping keys removed
+  -- since.
+  pairs = function(t)
+    local keys, i = check(E.var_pairs(t)), 0
+    return function()
+      while true do
+        i = i + 1
+        local k = keys[i]
+        if k == nil then return nil end
+        local v = t[k]
+        if v ~= nil then return k, v end
+      end
+    end, t, nil
+  end,
 }
 
 G.json = {

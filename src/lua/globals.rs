@@ -118,8 +118,8 @@ pub fn var_len(lua: &Lua, proxy: &Value) -> Answer {
     values::proxy_len(lua, &table_arg(proxy)?)
 }
 
-pub fn var_pairs(lua: &Lua, env: &Env, proxy: &Value) -> Answer {
-    values::proxy_pairs(lua, shims_of(&env.shims)?, &table_arg(proxy)?)
+pub fn var_pairs(lua: &Lua, proxy: &Value) -> Answer {
+    values::proxy_pairs(lua, &table_arg(proxy)?)
 }
 
 /// `json.array(...)`: a table marked as a JSON array.

@@ -221,7 +221,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
-        Op::VarPairs => globals::var_pairs(lua, env, &a.get(0)),
+        Op::VarPairs => globals::var_pairs(lua, &a.get(0)),
         Op::JsonArray => globals::json_array(lua, env, a.0),
         Op::JsonEncode => globals::json_encode(lua, env, &a.get(0)),
         Op::JsonDecode => globals::json_decode(lua, env, &a.get(0)),

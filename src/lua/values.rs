@@ -516,8 +516,8 @@ pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
     ok(lua, n)
 }
 
-/// `pairs(proxy)`: iterates a snapshot of the keys taken when `pairs` is called.
-pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
+/// `pairs(proxy)`'s snapshot of the keys, taken when `pairs` is called (bootstrap.lua iterates it).
+pub fn proxy_pairs(lua: &Lua, t: &Table) -> Answer {
     // The keys are copied out under the borrow and become Lua values after it.
     enum Keys {
         Names(Vec<String>),
@@ -532,25 +532,21 @@ pub fn proxy_pairs(lua: &Lua, shims: &ProxyShims, t: &Table) -> Answer {
             _ => Keys::Count(0),
         })
     });
-    let keys: Vec<Value> = match keys {
-        Some(Keys::Names(names)) => names.iter().map(|k| lua.create_string(k).map(Value::String)).collect::<mlua::Result<_>>()?,
-        Some(Keys::Count(n)) => (1..=n).map(|i| Value::Integer(i as i64)).collect(),
-        None => Vec::new(),
-    };
-    let shims = shims.clone();
-    let pos = std::cell::Cell::new(0usize);
-    let iter = lua.create_function(move |lua, (t, _prev): (Table, Value)| loop {
-        let i = pos.get();
-        let Some(k) = keys.get(i) else { return Ok((Value::Nil, Value::Nil)) };
-        pos.set(i + 1);
-        let mut v = proxy_index(lua, &shims, &t, k)?;
-        v.pop_front();
-        let v = v.pop_front().unwrap_or(Value::Nil);
-        if !v.is_nil() {
-            return Ok((k.clone(), v));
+    let list = lua.create_table()?;
+    match keys {
+        Some(Keys::Names(names)) => {
+            for (i, k) in names.iter().enumerate() {
+                list.raw_set(i + 1, Value::String(lua.create_string(k)?))?;
+            }
         }
-    })?;
-    ok(lua, (iter, t.clone(), Value::Nil))
+        Some(Keys::Count(n)) => {
+            for i in 1..=n {
+                list.raw_set(i, Value::Integer(i as i64))?;
+            }
+        }
+        None => {}
+    }
+    ok(lua, list)
 }
 
 /// The Lua type as messages name it: integers and floats told apart, mlua's wrapped errors
