@@ -8,13 +8,13 @@ use serde_json::Value as Json;
 use std::rc::Rc;
 
 use super::ops::{self, Args, Env, RustFn};
-use super::values::{self, fail, ok, Answer};
+use super::values::{self, fail, ok, Answer, JsonHandle};
 use crate::effects::context::EntryCtx;
 use crate::effects::models::{self, RoleRef};
 use crate::error::ErrKind;
 use crate::tools::Record;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Handle {
     Tool(usize),
     Pack(usize),
@@ -22,11 +22,23 @@ pub enum Handle {
     Record(usize),
     /// A model handle (`models.get(role)`).
     Model(RoleRef),
+    /// Where a `var` or `argv` proxy points (kept in the proxy's protected metatable, never
+    /// handed to prompt code).
+    Json(JsonHandle),
+}
+
+impl Handle {
+    pub fn json(&self) -> Option<&JsonHandle> {
+        match self {
+            Handle::Json(h) => Some(h),
+            _ => None,
+        }
+    }
 }
 
 impl UserData for Handle {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_meta_method(MetaMethod::Index, |lua, this, key: Value| handle_index(lua, *this, &key));
+        m.add_meta_method(MetaMethod::Index, |lua, this, key: Value| handle_index(lua, this, &key));
         m.add_meta_method(MetaMethod::NewIndex, |_, this, (key, _): (Value, Value)| -> mlua::Result<()> {
             Err(mlua::Error::runtime(match this {
                 Handle::Tool(_) => frozen_text("Tool", &key),
@@ -34,6 +46,7 @@ impl UserData for Handle {
                 Handle::Messages => "messages is read-only: add records with messages:user(text)".into(),
                 Handle::Record(_) => "message records are read-only".into(),
                 Handle::Model(_) => frozen_text("Model handle", &key),
+                Handle::Json(_) => "a proxy's handle is read-only".into(),
             }))
         });
         m.add_meta_method(MetaMethod::Len, |lua, this, ()| match this {
@@ -51,7 +64,7 @@ fn frozen_text(kind: &str, key: &Value) -> String {
     format!("{kind} objects are frozen: cannot assign field \"{k}\"")
 }
 
-fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
+fn handle_index(lua: &Lua, this: &Handle, key: &Value) -> mlua::Result<Value> {
     let c = entry(lua)?;
     let field = match key {
         Value::String(s) => s.to_string_lossy(),
@@ -60,16 +73,16 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
     };
     let text = |s: &str| lua.create_string(s).map(Value::String);
     match (this, field.as_str()) {
-        (Handle::Tool(i), "id") => text(&c.run.catalog.tools[i].id),
-        (Handle::Tool(i), "description") => text(&c.run.catalog.tools[i].spec.description),
-        (Handle::Tool(i), "pack") => pack_object(lua, c.run.catalog.tools[i].pack).map(Value::UserData),
-        (Handle::Pack(i), "name") => text(&c.run.catalog.packs[i].id),
-        (Handle::Pack(i), "tools") => {
+        (&Handle::Tool(i), "id") => text(&c.run.catalog.tools[i].id),
+        (&Handle::Tool(i), "description") => text(&c.run.catalog.tools[i].spec.description),
+        (&Handle::Tool(i), "pack") => pack_object(lua, c.run.catalog.tools[i].pack).map(Value::UserData),
+        (&Handle::Pack(i), "name") => text(&c.run.catalog.packs[i].id),
+        (&Handle::Pack(i), "tools") => {
             let cat = &c.run.catalog;
             let offered: Vec<usize> = cat.packs[i].tools.iter().copied().filter(|&t| cat.tools[t].wire.is_some()).collect();
             tool_objects(lua, &offered).map(Value::Table)
         }
-        (Handle::Model(role), "role" | "id") => {
+        (&Handle::Model(role), "role" | "id") => {
             let label = models::role_label(&c, role);
             let spec = models::spec_of(&c, &label);
             match (field.as_str(), spec.get("model").and_then(Json::as_str)) {
@@ -88,7 +101,7 @@ fn handle_index(lua: &Lua, this: Handle, key: &Value) -> mlua::Result<Value> {
             }
             _ => Ok(Value::Nil),
         },
-        (Handle::Record(i), f) => {
+        (&Handle::Record(i), f) => {
             let msgs = c.messages.borrow();
             let r = &msgs[i];
             match f {
@@ -153,7 +166,7 @@ pub fn tool_objects(lua: &Lua, tools: &[usize]) -> mlua::Result<Table> {
 /// The handle a Lua value holds, if it is one of ours.
 pub fn handle_of(v: &Value) -> Option<Handle> {
     match v {
-        Value::UserData(ud) => ud.borrow::<Handle>().ok().map(|h| *h),
+        Value::UserData(ud) => ud.borrow::<Handle>().ok().map(|h| h.clone()),
         _ => None,
     }
 }

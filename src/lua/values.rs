@@ -4,11 +4,12 @@
 //! JSON here is `serde_json::Value` with sorted object keys, which is exactly the compact,
 //! key-sorted rendering substitution needs (`001`, "How values render").
 
-use mlua::{AnyUserData, IntoLuaMulti, Lua, MultiValue, Table, UserData, Value};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, UserDataRef, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::handles::Handle;
 use crate::effects::memory::{self, json_size, member_size, Held};
 use crate::effects::Refusal;
 use crate::error::ErrKind;
@@ -90,7 +91,7 @@ fn to_json_at(v: &Value, marks: &Marks, depth: usize) -> Result<Json, NotJson> {
             let mt = t.metatable();
             if let Some(mt) = &mt {
                 if let Ok(Value::UserData(ud)) = mt.raw_get::<Value>("__runvil_json") {
-                    if let Ok(h) = ud.borrow::<JsonHandle>() {
+                    if let Some(h) = ud.borrow::<Handle>().ok().as_deref().and_then(Handle::json) {
                         return Ok(h.get().unwrap_or(Json::Null));
                     }
                 }
@@ -183,14 +184,13 @@ pub enum Access {
     PreludeVar,
 }
 
-/// A userdata stored in a proxy's metatable: which JSON value, and where inside it.
+/// What a proxy's metatable keeps (as [`Handle::Json`]): which JSON value, and where inside it.
+#[derive(Debug, Clone)]
 pub struct JsonHandle {
     pub root: Rc<RefCell<Json>>,
     pub path: Vec<Step>,
     pub access: Access,
 }
-
-impl UserData for JsonHandle {}
 
 impl JsonHandle {
     fn root_name(&self) -> &'static str {
@@ -278,15 +278,17 @@ pub fn make_proxy(lua: &Lua, shims: &ProxyShims, handle: JsonHandle) -> mlua::Re
     mt.raw_set("__len", shims.len.clone())?;
     mt.raw_set("__pairs", shims.pairs.clone())?;
     mt.raw_set("__metatable", guard)?;
-    mt.raw_set("__runvil_json", lua.create_userdata(handle)?)?;
+    mt.raw_set("__runvil_json", lua.create_userdata(Handle::Json(handle))?)?;
     let t = lua.create_table()?;
     t.set_metatable(Some(mt))?;
     Ok(t)
 }
 
-pub fn handle_of(t: &Table) -> Option<AnyUserData> {
+/// The handle behind an Engine proxy (`None` for any other table). Borrowed from the userdata:
+/// use it, then let it go.
+pub fn proxy_handle(t: &Table) -> Option<UserDataRef<Handle>> {
     match t.metatable()?.raw_get::<Value>("__runvil_json").ok()? {
-        Value::UserData(ud) => Some(ud),
+        Value::UserData(ud) => ud.borrow::<Handle>().ok().filter(|h| h.json().is_some()),
         _ => None,
     }
 }
@@ -367,8 +369,8 @@ enum Found {
 /// `proxy[key]`: walks the JSON by reference; only a scalar is copied (into Lua), a container
 /// becomes a new proxy holding its path.
 pub fn proxy_index(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
-    let Some(ud) = handle_of(t) else { return ok(lua, Value::Nil) };
-    let h = ud.borrow::<JsonHandle>()?;
+    let Some(handle) = proxy_handle(t) else { return ok(lua, Value::Nil) };
+    let Some(h) = handle.json() else { return ok(lua, Value::Nil) };
     // Decided under the borrow, converted after it: creating a Lua string may run a finalizer.
     let found = match h.value() {
         None => Found::Nothing,
@@ -451,8 +453,8 @@ fn apply_write(container: &mut Json, step: Step, new: Option<Json>) {
 /// `proxy[key] = value`: converts the value (checking it is JSON data), charges the size change
 /// of `var` against the memory ceiling (`effects::memory`), then writes it in place.
 pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &Value) -> Answer {
-    let Some(ud) = handle_of(t) else { return ok(lua, ()) };
-    let h = ud.borrow::<JsonHandle>()?;
+    let Some(handle) = proxy_handle(t) else { return ok(lua, ()) };
+    let Some(h) = handle.json() else { return ok(lua, ()) };
     let k = || match key {
         Value::String(s) => s.to_string_lossy(),
         Value::Integer(i) => i.to_string(),
@@ -510,9 +512,9 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
 }
 
 pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
-    let n = handle_of(t)
-        .and_then(|ud| ud.borrow::<JsonHandle>().ok().and_then(|h| h.value().map(|j| if let Json::Array(a) = &*j { a.len() } else { 0 })))
-        .unwrap_or(0);
+    let handle = proxy_handle(t);
+    let n = handle.as_deref().and_then(Handle::json).and_then(|h| h.value().map(|j| if let Json::Array(a) = &*j { a.len() } else { 0 }));
+    let n = n.unwrap_or(0);
     ok(lua, n)
 }
 
@@ -523,8 +525,8 @@ pub fn proxy_pairs(lua: &Lua, t: &Table) -> Answer {
         Names(Vec<String>),
         Count(usize),
     }
-    let keys = handle_of(t).and_then(|ud| {
-        let h = ud.borrow::<JsonHandle>().ok()?;
+    let handle = proxy_handle(t);
+    let keys = handle.as_deref().and_then(Handle::json).and_then(|h| {
         let here = h.value()?;
         Some(match &*here {
             Json::Object(m) => Keys::Names(m.keys().cloned().collect()),
