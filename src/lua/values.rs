@@ -184,7 +184,7 @@ pub enum Access {
     PreludeVar,
 }
 
-/// What a proxy's metatable keeps (as [`Handle::Json`]): which JSON value, and where inside it.
+/// What a proxy's metatable keeps (as `Handle::Json`): which JSON value, and where inside it.
 #[derive(Debug, Clone)]
 pub struct JsonHandle {
     pub root: Rc<RefCell<Json>>,
