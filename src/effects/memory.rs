@@ -124,12 +124,6 @@ impl Meter {
         self.held.iter().map(Cell::get).sum()
     }
 
-    /// What is held, category by category (`var 3990000 bytes, the store 12 bytes`); empty when
-    /// nothing is.
-    pub fn describe_held(&self) -> String {
-        self.describe_except(None)
-    }
-
     fn describe_except(&self, except: Option<Held>) -> String {
         let mut s = String::new();
         for k in Held::ALL.into_iter().filter(|&k| Some(k) != except && self.held_by(k) > 0) {

@@ -121,15 +121,13 @@ pub fn setup_error(ctx: &EntryCtx, e: mlua::Error) -> RunError {
     .in_section(&ctx.heading())
 }
 
-/// The Lua heap could not grow: the memory ceiling, naming what the engine holds beside the
-/// heap when it holds anything (`effects::memory`).
+/// The Lua heap could not grow: the memory ceiling. The message is the one the language reference
+/// words; a refused charge of what the engine holds has its own, naming it (`effects::memory`).
 pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
-    let mut message = format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading());
-    let held = ctx.run.memory.describe_held();
-    if !held.is_empty() {
-        message.push_str(&format!(": the Lua heap could not grow next to {held}"));
-    }
-    RunError::new(RunErrorKind::Limit, message)
+    RunError::new(
+        RunErrorKind::Limit,
+        format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading()),
+    )
 }
 
 /// The entry a VM serves (its `ops::Env` is the VM's app data); `None` for a bare state.
