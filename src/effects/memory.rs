@@ -19,7 +19,6 @@
 //!
 //! - [`Meter::charge`]`(kind, delta)`: the held size of `kind` changes by `delta` bytes (negative
 //!   for a release). Growth is checked; shrinking always succeeds.
-//! - [`Meter::release`]`(kind, bytes)`: a shrink that cannot fail.
 //! - [`Meter::set`]`(kind, bytes)`: `kind` now holds exactly `bytes` (growth checked), for code that
 //!   knows its total size more easily than its changes.
 //!
@@ -115,10 +114,6 @@ impl Meter {
         Meter { ceiling, held: Default::default(), vm: RefCell::new(None) }
     }
 
-    pub fn ceiling(&self) -> usize {
-        self.ceiling
-    }
-
     /// Everything held, all categories together.
     pub fn held(&self) -> usize {
         self.held.iter().map(Cell::get).sum()
@@ -163,12 +158,6 @@ impl Meter {
         self.set(kind, next)
     }
 
-    /// A release: `kind` holds `bytes` fewer (never below zero). Never refused.
-    pub fn release(&self, kind: Held, bytes: usize) {
-        let next = self.held_by(kind).saturating_sub(bytes);
-        let _ = self.set(kind, next);
-    }
-
     /// `kind` now holds exactly `bytes`. Growth is checked as in [`Meter::charge`].
     pub fn set(&self, kind: Held, bytes: usize) -> Result<(), Refused> {
         let now = self.held_by(kind);
@@ -176,13 +165,12 @@ impl Meter {
         if bytes > now {
             let others = self.held() - now;
             let total = others.saturating_add(bytes);
-            let heap = |vm: &Option<Rc<dyn Heap>>| vm.as_ref().and_then(|vm| vm.used()).unwrap_or(0);
-            let mut lua_heap = heap(&vm);
-            if lua_heap.saturating_add(total) > self.ceiling && lua_heap > 0 {
-                if let Some(vm) = &vm {
-                    vm.collect();
-                    lua_heap = vm.used().unwrap_or(0);
-                }
+            let heap = || vm.as_ref().and_then(|vm| vm.used()).unwrap_or(0);
+            let mut lua_heap = heap();
+            // Garbage may be what is in the way: collect once, as Lua does before it fails.
+            if let Some(vm) = vm.as_ref().filter(|_| lua_heap.saturating_add(total) > self.ceiling && lua_heap > 0) {
+                vm.collect();
+                lua_heap = heap();
             }
             if lua_heap.saturating_add(total) > self.ceiling {
                 let others = self.describe_except(Some(kind));
@@ -326,7 +314,7 @@ mod tests {
         let refused = m.charge(Held::Var, 11).unwrap_err();
         assert_eq!(refused.describe(), "var would hold 71 bytes next to 0 bytes of Lua heap, the store 30 bytes");
         assert_eq!(m.held(), 90);
-        m.release(Held::Store, 30);
+        m.charge(Held::Store, -30).unwrap();
         assert_eq!(m.charge(Held::Var, 40), Ok(()));
         assert_eq!(m.set(Held::Var, 5), Ok(()));
         assert_eq!(m.charge(Held::Var, -10), Ok(()));
@@ -357,7 +345,7 @@ mod tests {
         assert_eq!(heap.limit.get(), 4 << 20);
         m.charge(Held::Var, 3 << 20).unwrap();
         assert_eq!(heap.limit.get(), 1 << 20);
-        m.release(Held::Var, 3 << 20);
+        m.charge(Held::Var, -(3 << 20)).unwrap();
         assert_eq!(heap.limit.get(), 4 << 20);
         // The heap counts when charging.
         heap.used.set(3 << 20);

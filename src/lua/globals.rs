@@ -44,18 +44,17 @@ pub fn is_control(lua: &Lua, env: &Env, err: &Value) -> Answer {
 pub fn is_memory_error(err: &Value) -> bool {
     match err {
         Value::String(s) => s.as_bytes().as_ref() == LUA_MEMORY_ERROR.as_bytes(),
-        Value::Error(e) => {
-            let mut e: &mlua::Error = e;
-            loop {
-                match e {
-                    mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => e = cause,
-                    mlua::Error::MemoryError(_) => return true,
-                    _ => return false,
-                }
-            }
-        }
+        Value::Error(e) => matches!(root_cause(e), mlua::Error::MemoryError(_)),
         _ => false,
     }
+}
+
+/// The error under the callback and context layers mlua wraps around what a Rust function raised.
+fn root_cause(mut e: &mlua::Error) -> &mlua::Error {
+    while let mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } = e {
+        e = cause;
+    }
+    e
 }
 
 /// `(kind, message)` of an error value Lua got from a Rust callback (mlua wraps those), so
@@ -70,15 +69,10 @@ pub fn error_parts(lua: &Lua, err: &Value) -> Answer {
 /// The message of an error mlua wrapped (callback and context layers peeled off).
 pub fn mlua_error_message(v: &Value) -> Option<String> {
     let Value::Error(e) = v else { return None };
-    let mut e: &mlua::Error = e;
-    loop {
-        match e {
-            mlua::Error::CallbackError { cause, .. } => e = cause,
-            mlua::Error::WithContext { cause, .. } => e = cause,
-            mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => return Some(m.clone()),
-            other => return Some(other.to_string()),
-        }
-    }
+    Some(match root_cause(e) {
+        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
+        other => other.to_string(),
+    })
 }
 
 /// The H1 pass's argv as it starts: the parsed arguments as plain Lua values.
