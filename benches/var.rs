@@ -27,6 +27,10 @@ impl Host for QuietHost {
     fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
         Box::pin(futures::future::ready(()))
     }
+    fn sleep(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
+        // The benchmark's prompts never wait on a timer.
+        Box::pin(futures::future::pending())
+    }
     fn has_model(&self, _role: &str, _spec: &Json) -> bool {
         false
     }

@@ -105,15 +105,23 @@ pub struct RunError {
     pub column: Option<usize>,
     /// The heading of the section (or `# Title` of the H1 pass) the error ended, if any.
     pub section: Option<String>,
+    /// When an uncaught error value ended a chain: its fields (`kind`, `message` and the extras a
+    /// chapter lists), so the chain's caller, joiner or fanout raises or reports the same value.
+    pub value: Option<Box<serde_json::Value>>,
 }
 
 impl RunError {
     pub fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
-        RunError { kind, message: message.into(), line: None, column: None, section: None }
+        RunError { kind, message: message.into(), line: None, column: None, section: None, value: None }
     }
 
     pub fn at(kind: RunErrorKind, message: impl Into<String>, line: usize, column: usize) -> Self {
-        RunError { kind, message: message.into(), line: Some(line), column: Some(column), section: None }
+        RunError { kind, message: message.into(), line: Some(line), column: Some(column), section: None, value: None }
+    }
+
+    /// The error value's kind, when an error value ended the chain.
+    pub fn value_kind(&self) -> Option<ErrKind> {
+        self.value.as_ref()?.get("kind")?.as_str().and_then(ErrKind::from_field)
     }
 
     pub fn in_section(mut self, heading: &str) -> Self {

@@ -20,6 +20,8 @@ pub trait Host {
     /// Resolves on the host's next macrotask, so timers and abort events get a turn while a
     /// long Lua block runs.
     fn yield_now(&self) -> LocalBoxFuture<'static, ()>;
+    /// Resolves after `ms` milliseconds (`tasks.join`'s `timeout_ms`).
+    fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()>;
     /// Whether a model function is bound to this role.
     fn has_model(&self, role: &str, spec: &Json) -> bool;
     /// Calls the model bound to `role` with a request

@@ -73,6 +73,15 @@ impl Prompt {
         }
     }
 
+    /// The sections at the same level as `i` (its parent's children, or the top level), in file
+    /// order, `i` included.
+    pub fn level_of(&self, i: usize) -> Vec<usize> {
+        match self.sections[i].parent {
+            Some(p) => self.sections[p].children.clone(),
+            None => self.top.clone(),
+        }
+    }
+
     /// Resolves a heading reference (trimmed, exact text) among the sections visible from
     /// `caller`; on failure, the message lists the visible headings.
     pub fn resolve(&self, caller: Option<usize>, reference: &str) -> Result<usize, String> {

@@ -1,14 +1,19 @@
 //! The state a run keeps, at its three lifetimes: the whole run ([`RunShared`]), one chain
-//! ([`Chain`]: its argument string, frozen argv and walk-local var), and one section entry
-//! ([`EntryCtx`]: the fresh VM's view of where it runs). Calls and tasks (later) add chains;
-//! they reuse these types rather than growing parallel ones.
+//! ([`Chain`]: the main walk, a `call`, a task or a fanout arm, with its argument string, frozen
+//! argv, walk-local var, depth and tasks), and one section entry ([`EntryCtx`]: the fresh VM's view
+//! of where it runs). A chain's store identity ([`Identity`]) is shared by the calls it makes, and
+//! new for every task.
 
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use futures::future::LocalBoxFuture;
+
 use super::memory::Meter;
+use super::tasks::{Task, TaskPool};
 use crate::error::{RunError, RunErrorKind};
+use crate::store::claims::{Accessor, Clock};
 use crate::host::Host;
 use crate::prompt::Prompt;
 use crate::store::view::Store;
@@ -71,9 +76,18 @@ pub struct RunShared {
     pub catalog: Catalog,
     /// The host's Packs as it registered them (for reasons and preludes).
     pub host_packs: Vec<PackSpec>,
-    /// What the engine holds for the prompt, counted against `limits.memory_bytes`.
-    pub memory: Meter,
+    /// Runs a chain's walk from a section to its end (the engine's walk; `effects` cannot name
+    /// it, so the engine hands it over when it creates the run).
+    pub walk_chain: WalkFn,
+    /// The run's tasks and the queue the run's executor takes new ones from.
+    pub tasks: TaskPool,
 }
+
+/// A chain's walk from its first section: the chain's result (`None` when the walk ran out).
+pub type WalkFn = fn(Rc<RunShared>, Rc<Chain>, usize) -> LocalBoxFuture<'static, Result<Option<String>, RunError>>;
+
+/// The deepest a chain may nest (`call`, `tasks.spawn` and `tasks.fanout` counted together).
+pub const MAX_DEPTH: u32 = 8;
 
 impl RunShared {
     pub fn next_id(&self) -> u64 {
@@ -120,16 +134,60 @@ impl RunShared {
     }
 }
 
-/// One chain: the main walk (H1 pass included) now; calls and tasks later.
-pub struct Chain {
-    /// The chain identity claims name (`0` for the main chain, H1 included).
+/// A store identity: the chain id claims and task ids are named by, its place in the run's
+/// order, and the count of tasks it started. A `call` shares its caller's.
+pub struct Identity {
+    /// `0` for the main chain (H1 included), `0.k` for its k-th task, `0.k.j` below.
     pub id: String,
+    pub clock: RefCell<Clock>,
+    next_task: Cell<u32>,
+}
+
+impl Identity {
+    pub fn new(id: String, clock: Clock) -> Rc<Identity> {
+        Rc::new(Identity { id, clock: RefCell::new(clock), next_task: Cell::new(0) })
+    }
+
+    /// The id of this identity's next task (`0.k`).
+    pub fn next_task_id(&self) -> String {
+        let k = self.next_task.get();
+        self.next_task.set(k + 1);
+        format!("{}.{k}", self.id)
+    }
+
+    /// Runs `f` with this identity as a store accessor at this moment.
+    pub fn access<R>(&self, f: impl FnOnce(Accessor) -> R) -> R {
+        let clock = self.clock.borrow();
+        f(Accessor { chain: &self.id, clock: &clock })
+    }
+}
+
+/// One chain: the main walk (H1 pass included), a `call`, a task or a fanout arm.
+pub struct Chain {
+    pub identity: Rc<Identity>,
     /// The argument string `{{ args }}` shows.
     pub args: String,
     /// The parsed arguments sections see, frozen when the H1 pass ends (`None` is nil).
     pub argv: RefCell<Option<Json>>,
     /// The walk-local clipboard, shared by every entry on the walk.
     pub var: Rc<RefCell<Json>>,
+    /// 0 for the main chain; one more for every call, task and arm below it.
+    pub depth: u32,
+    /// The seeded item, until the chain's first section takes it.
+    pub item: RefCell<Option<Json>>,
+    /// `sys.index`: the arm's 1-based position in its fanout.
+    pub index: Option<usize>,
+    /// What the chain holds for the prompt (its var, its entries' messages and VM heaps, the
+    /// store view), counted against `limits.memory_bytes`.
+    pub memory: Meter,
+    /// Tasks this chain started: its end joins them.
+    pub tasks: RefCell<Vec<Rc<Task>>>,
+}
+
+impl Chain {
+    pub fn id(&self) -> &str {
+        &self.identity.id
+    }
 }
 
 /// One section entry (or the H1 pass): what its fresh VM needs to know.
@@ -139,8 +197,12 @@ pub struct EntryCtx {
     /// `None` for the H1 pass.
     pub section: Option<usize>,
     pub id: u64,
-    /// The item seeded into this entry (fanout arms and tasks, later).
+    /// The item seeded into this entry (the first section of a fanout arm or a task).
     pub item: Option<Json>,
+    /// Set by `jump`: the section the walk goes on at once this entry's block unwinds.
+    pub jump_to: Cell<Option<usize>>,
+    /// The caller's prose while a `require`d library's blocks run (innermost last).
+    pub prose_stack: RefCell<Vec<ProseSlot>>,
     /// The block currently running: its pending prose and, once read, its rendering.
     pub prose: RefCell<ProseSlot>,
     /// Instructions the current block has run, counted by the hook.

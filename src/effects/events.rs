@@ -17,6 +17,8 @@ pub enum Event {
     ToolResult,
     ToolScopeValidationStarted,
     ToolScopeValidationSucceeded,
+    TaskStarted,
+    TaskFinished,
 }
 
 impl Event {
@@ -35,6 +37,8 @@ impl Event {
             Event::ToolResult => "tool_result",
             Event::ToolScopeValidationStarted => "tool_scope_validation_started",
             Event::ToolScopeValidationSucceeded => "tool_scope_validation_succeeded",
+            Event::TaskStarted => "task_started",
+            Event::TaskFinished => "task_finished",
         }
     }
 }

@@ -198,14 +198,14 @@ pub fn refused_error(ctx: &EntryCtx, refused: &Refused) -> RunError {
 
 /// [`hold`] for code that knows the total: `kind` now holds `bytes`.
 pub fn hold_total(ctx: &EntryCtx, kind: Held, bytes: usize) -> Result<(), String> {
-    let now = ctx.run.memory.held_by(kind);
+    let now = ctx.chain.memory.held_by(kind);
     hold(ctx, kind, bytes as i64 - now as i64)
 }
 
 /// Charges `delta` bytes of `kind` to the entry's run. When refused, the run stops with the
 /// `Limit` error and its message comes back for the failing call.
 pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
-    match ctx.run.memory.charge(kind, delta) {
+    match ctx.chain.memory.charge(kind, delta) {
         Ok(()) => Ok(()),
         Err(refused) => {
             let err = refused_error(ctx, &refused);

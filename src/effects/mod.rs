@@ -6,11 +6,13 @@
 //! Layers point one way: `parse`, `store`, `subst`, `tools` below; `effects` on them; `lua` on
 //! `effects`; `engine` on `lua`; `wasm` on top.
 
+pub mod chains;
 pub mod context;
 pub mod events;
 pub mod memory;
 pub mod models;
 pub mod round;
+pub mod tasks;
 pub mod tool_calls;
 
 use crate::error::ErrKind;

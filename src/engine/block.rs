@@ -27,17 +27,29 @@ pub enum EntryEnd {
     Returned(String),
     /// The blocks ran out without a return: the walk falls through.
     FellThrough,
+    /// A block called `jump`: the walk goes on at this section.
+    Jumped(usize),
 }
 
-/// Runs one entry: the H1 pass (`section == None`) or one section, in a fresh VM.
-pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<usize>, item: Option<Json>) -> Result<EntryEnd, RunError> {
+/// How one chunk ended: its return values, or a `jump` that unwound it.
+enum Flow {
+    Values(MultiValue),
+    Jump(usize),
+}
+
+/// Runs one entry: the H1 pass (`section == None`) or one section, in a fresh VM. The chain's
+/// seeded item goes to its first section.
+pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<usize>) -> Result<EntryEnd, RunError> {
     let id = if section.is_some() { run.next_id() } else { 0 };
+    let item = if section.is_some() { chain.item.borrow_mut().take() } else { None };
     let ctx = Rc::new(EntryCtx {
         run: run.clone(),
         chain: chain.clone(),
         section,
         id,
         item,
+        jump_to: Cell::new(None),
+        prose_stack: RefCell::new(Vec::new()),
         prose: RefCell::new(ProseSlot::default()),
         instructions: Cell::new(0),
         since_yield: Cell::new(0),
@@ -58,10 +70,11 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     };
     let result = run_body(&ctx, body).await.map_err(|e| e.in_section(&ctx.heading()));
     // The entry's conversation ends with it.
-    let _ = run.memory.set(Held::Messages, 0);
+    let _ = chain.memory.set(Held::Messages, 0);
     let outcome = match &result {
         Ok(EntryEnd::Returned(_)) => "returned",
         Ok(EntryEnd::FellThrough) => "fell_through",
+        Ok(EntryEnd::Jumped(_)) => "jumped",
         Err(_) => "failed",
     };
     run.emit(Event::SectionFinished, Some(&name), crate::obj!({ "id": id, "outcome": outcome }));
@@ -76,6 +89,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
     // Preludes install after the Engine globals and before the shared library and any block.
     if vm.has_preludes.call::<bool>(()).map_err(|e| lua::setup_error(ctx, e))? {
+        // Preludes cannot reach `jump`.
         run_function(ctx, &vm, vm.install_preludes.clone()).await?;
     }
     if let Some(shared) = &ctx.run.prompt.shared {
@@ -88,7 +102,15 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     }
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
-        let values = run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await?;
+        let values = match run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await? {
+            Flow::Values(values) => values,
+            Flow::Jump(target) => {
+                if ctx.is_h1() {
+                    freeze_argv(ctx, &vm)?;
+                }
+                return Ok(EntryEnd::Jumped(target));
+            }
+        };
         let first = values.front().unwrap_or(&Value::Nil);
         if let Some(result) = values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))? {
             return Ok(EntryEnd::Returned(result));
@@ -116,7 +138,7 @@ fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
 
 /// Compiles one chunk (a block or the shared library) and runs it to completion on a fresh
 /// coroutine under the Engine's raw pcall. Returns the chunk's return values.
-async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<MultiValue, RunError> {
+async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<Flow, RunError> {
     // Leading newlines make Lua's positions ("## Main:12:") file line numbers.
     let code = format!("{}{}", "\n".repeat(source.line.saturating_sub(1)), source.code);
     let f = vm
@@ -136,7 +158,7 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
 
 /// Runs a Lua function on a fresh coroutine under the Engine's raw pcall, with the budget reset
 /// and the store flushed afterwards; an uncaught error becomes the run error.
-async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<MultiValue, RunError> {
+async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<Flow, RunError> {
     ctx.instructions.set(0);
     let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
     let fut = thread.into_async::<MultiValue>(f).map_err(|e| lua::setup_error(ctx, e))?;
@@ -146,14 +168,17 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<
         ctx.run.stop_with(RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
     }
     // The flushed writes no longer count against the memory ceiling (a shrink is never refused).
-    let _ = ctx.run.memory.set(Held::Store, ctx.run.store.held_bytes());
+    let _ = ctx.chain.memory.set(Held::Store, ctx.run.store.held_bytes());
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(stop);
+    }
+    if let Some(target) = ctx.jump_to.take() {
+        return Ok(Flow::Jump(target));
     }
     let mut values = outcome.map_err(|e| lua::setup_error(ctx, e))?;
     let ok = matches!(values.pop_front(), Some(Value::Boolean(true)));
     if ok {
-        Ok(values)
+        Ok(Flow::Values(values))
     } else {
         Err(classify(ctx, vm, values.pop_front().unwrap_or(Value::Nil)))
     }
@@ -196,7 +221,10 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.
             let kind = ErrKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrKind::run_kind);
-            RunError::new(kind, message)
+            let mut e = RunError::new(kind, message);
+            // The value itself travels on, so a caller, joiner or fanout sees the same error.
+            e.value = values::to_json(&err, &vm.marks).ok().map(Box::new);
+            e
         }
         Value::Table(t) => match t.raw_get::<Value>("message") {
             Ok(Value::String(m)) => lua_error(m.to_string_lossy()),

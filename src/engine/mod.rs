@@ -7,7 +7,12 @@ use serde_json::{json, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use crate::effects::context::{Chain, RunShared};
+use futures::future::LocalBoxFuture;
+
+use crate::effects::chains::{self, parse_argv};
+use crate::effects::context::{Chain, Identity, RunShared};
+use crate::effects::tasks::{self, TaskPool};
+use crate::store::claims::Clock;
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
 use crate::effects::memory::{json_size, Held, Meter};
@@ -72,12 +77,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         max_tool_iterations: o.max_tool_iterations.or(prompt.front.max_tool_iterations).unwrap_or(defaults.max_tool_iterations),
         fanout_concurrency: o.fanout_concurrency.unwrap_or(defaults.fanout_concurrency),
     };
-    // Without `args:` the implicit declaration wraps the string; with one, argv is its JSON
-    // parse, nil when it does not parse or is null (`001`, "When argv is nil").
-    let argv = match &prompt.front.args {
-        None => Some(crate::obj!({ "prose": options.args })),
-        Some(_) => serde_json::from_str::<Json>(&options.args).ok().filter(|j| !j.is_null()),
-    };
+    let argv = parse_argv(&prompt, &options.args);
     // The store opens before anything runs: a failing backend fails the run, never a silent
     // throwaway store.
     let backend: Rc<dyn Backend> = options.store.clone().unwrap_or_else(|| Rc::new(MemoryBackend::default()));
@@ -85,7 +85,6 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         Store::open(backend).await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
     let host_packs = host.packs();
     let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
-    let memory = Meter::new(limits.memory_bytes);
     let run = Rc::new(RunShared {
         catalog,
         host_packs,
@@ -101,7 +100,8 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         last_id: Cell::new(0),
         stop: RefCell::new(None),
         default_role: RefCell::new(None),
-        memory,
+        walk_chain,
+        tasks: TaskPool::default(),
     });
     let mut unmet = pack_lines;
     unmet.extend(models::unmet_requirements(&run));
@@ -114,15 +114,32 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         return Err(stop);
     }
     let var = crate::obj!({});
+    let memory = Meter::new(run.limits.memory_bytes);
     // `var` counts against the memory ceiling from its first `{}` (`docs/language.md`).
-    if let Err(refused) = run.memory.charge(Held::Var, json_size(&var) as i64) {
+    if let Err(refused) = memory.charge(Held::Var, json_size(&var) as i64) {
         return Err(RunError::new(
             RunErrorKind::Limit,
             format!("memory ceiling of {} bytes exceeded: {}", refused.ceiling, refused.describe()),
         ));
     }
-    let chain = Rc::new(Chain { id: "0".into(), args: options.args, argv: RefCell::new(argv), var: Rc::new(RefCell::new(var)) });
-    let result = walk(&run, &chain).await;
+    let chain = Rc::new(Chain {
+        identity: Identity::new("0".into(), Clock::forked(&Clock::default(), "0")),
+        args: options.args,
+        argv: RefCell::new(argv),
+        var: Rc::new(RefCell::new(var)),
+        depth: 0,
+        item: RefCell::new(None),
+        index: None,
+        memory,
+        tasks: RefCell::new(Vec::new()),
+    });
+    // The main walk and every task run on one executor; tasks still running when the run ends
+    // (it failed or was cancelled) are cancelled with it.
+    let result = tasks::drive(&run.tasks, main_walk(&run, &chain)).await;
+    for task in run.tasks.cancel_all() {
+        let name = run.prompt.sections.iter().find(|s| s.heading == task.target).map_or("", |s| s.name.as_str());
+        chains::emit_finished(&run, &task, name);
+    }
     // Every write the run made is in the backend before the run ends, success or failure.
     let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
     let result = result.and_then(|r| flushed.map(|()| r))?;
@@ -132,20 +149,95 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     Ok(result)
 }
 
-/// The main walk: the H1 pass, then the top-level sections in file order, skipping off-walk
-/// ones, until a block returns. (Jumps and child-level walks arrive with control flow; they
-/// extend this loop, they do not fork it.)
-async fn walk(run: &Rc<RunShared>, chain: &Rc<Chain>) -> Result<Option<String>, RunError> {
-    if let EntryEnd::Returned(result) = block::run_entry(run, chain, None, None).await? {
-        return Ok(Some(result));
-    }
-    for &i in &run.prompt.top {
-        if run.prompt.sections[i].off_walk {
-            continue;
+/// How a walk over one level of sections ended.
+enum Walked {
+    Returned(String),
+    RanOut,
+}
+
+/// The main chain: the H1 pass, then the top-level walk (from the H1's jump target, if it
+/// jumped), then the chain's end.
+async fn main_walk(run: &Rc<RunShared>, chain: &Rc<Chain>) -> Result<Option<String>, RunError> {
+    let walked = match block::run_entry(run, chain, None).await? {
+        EntryEnd::Returned(result) => Walked::Returned(result),
+        EntryEnd::FellThrough => walk_level(run, chain, &run.prompt.top, 0, false).await?,
+        EntryEnd::Jumped(target) => walk_from(run, chain, target).await?,
+    };
+    end_chain(chain, Ok(walked)).await
+}
+
+/// A chain started by `call` or as a task: its walk from `start` (which runs even when it is off
+/// the walk: it was addressed), then the chain's end. This is `RunShared::walk_chain`.
+fn walk_chain(run: Rc<RunShared>, chain: Rc<Chain>, start: usize) -> LocalBoxFuture<'static, Result<Option<String>, RunError>> {
+    Box::pin(async move {
+        let walked = walk_from(&run, &chain, start).await;
+        end_chain(&chain, walked).await
+    })
+}
+
+/// A chain's end joins every task it owns; a chain that failed cancels the ones still running.
+async fn end_chain(chain: &Chain, walked: Result<Walked, RunError>) -> Result<Option<String>, RunError> {
+    match walked {
+        Ok(w) => {
+            chains::join_owned(chain).await;
+            Ok(match w {
+                Walked::Returned(r) => Some(r),
+                Walked::RanOut => None,
+            })
         }
-        if let EntryEnd::Returned(result) = block::run_entry(run, chain, Some(i), None).await? {
-            return Ok(Some(result));
+        Err(e) => {
+            for task in chain.tasks.borrow().iter() {
+                task.cancel();
+            }
+            Err(e)
         }
     }
-    Ok(None)
+}
+
+/// Walks the level `target` belongs to, starting at `target`.
+async fn walk_from(run: &Rc<RunShared>, chain: &Rc<Chain>, target: usize) -> Result<Walked, RunError> {
+    let level = run.prompt.level_of(target);
+    let pos = level.iter().position(|&j| j == target).unwrap_or(0);
+    walk_level(run, chain, &level, pos, true).await
+}
+
+/// The walk over one level of sections (`DECISIONS.md`, "The walk"): from `pos` in file order,
+/// skipping off-walk sections unless addressed, until a block returns or the level runs out. A
+/// jump to a sibling goes on at it; a jump to a child walks the child level and, when that runs
+/// out, resumes this level after the jumper.
+fn walk_level<'a>(
+    run: &'a Rc<RunShared>,
+    chain: &'a Rc<Chain>,
+    level: &'a [usize],
+    mut pos: usize,
+    mut addressed: bool,
+) -> LocalBoxFuture<'a, Result<Walked, RunError>> {
+    Box::pin(async move {
+        while let Some(&i) = level.get(pos) {
+            if run.prompt.sections[i].off_walk && !addressed {
+                pos += 1;
+                continue;
+            }
+            addressed = false;
+            match block::run_entry(run, chain, Some(i)).await? {
+                EntryEnd::Returned(result) => return Ok(Walked::Returned(result)),
+                EntryEnd::FellThrough => pos += 1,
+                EntryEnd::Jumped(target) => match level.iter().position(|&j| j == target) {
+                    Some(p) => {
+                        pos = p;
+                        addressed = true;
+                    }
+                    None => {
+                        let children = &run.prompt.sections[i].children;
+                        let at = children.iter().position(|&j| j == target).unwrap_or(0);
+                        if let Walked::Returned(r) = walk_level(run, chain, children, at, true).await? {
+                            return Ok(Walked::Returned(r));
+                        }
+                        pos += 1;
+                    }
+                },
+            }
+        }
+        Ok(Walked::RanOut)
+    })
 }

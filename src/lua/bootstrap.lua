@@ -211,16 +211,100 @@ local function unavailable_table(name, present)
     __metatable = name .. ' is sealed',
   })
 end
-for _, name in next, { 'call', 'require' } do G[name] = unavailable_fn(name) end
-G.jump = function()
-  if E.in_handler() then
-    raise('lua', 'jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns')
+G.compactors = unavailable_table('compactors')
+
+-- Control flow (DECISIONS.md, "Runs, walks and chains"). `jump` unwinds the block as a control
+-- signal no pcall catches; `call` and the waiting `tasks` functions suspend while other chains run.
+local jump_to = E.jump
+G.jump = function(target) check(jump_to(target)) end
+local call_chain = E.call
+G.call = function(target, input) return check(call_chain(target, input)) end
+
+-- require: the library's blocks run here, in the requiring VM, each over its own prose; the
+-- caller's prose is set aside meanwhile. Loaded once per VM.
+local require_find, prose_push, prose_pop = E.require_find, E.prose_push, E.prose_pop
+local loaded = {}
+G.require = function(target)
+  local index, chunks = check(require_find(target))
+  local hit = loaded[index]
+  if hit then return hit[1] end
+  local value
+  for i = 1, #chunks do
+    prose_push(chunks[i][2])
+    local ok, v = raw_pcall(chunks[i][1])
+    prose_pop()
+    if not ok then raw_error(v, 0) end
+    if v ~= nil then value = v; break end
   end
-  unavailable_fn('jump')()
+  loaded[index] = { value }
+  return value
 end
-for _, name in next, { 'tasks', 'compactors' } do
-  G[name] = unavailable_table(name)
+
+-- tasks: handles are read-only tables the Engine knows by id; results carry `ok`, `text`,
+-- `item`, `exhausted` and `error`, and `tostring` gives `text`.
+local RESULT = { __name = 'task result' }
+RESULT.__tostring = function(r) return r.text end
+local function wrap_result(r)
+  local e = r.error
+  if e ~= nil then r.error = make_error(e.kind, e.message, e) end
+  return raw_setmetatable(r, RESULT)
 end
+local function wrap_results(list)
+  for i = 1, #list do wrap_result(list[i]) end
+  return list
+end
+local handle_ids = raw_setmetatable({}, { __mode = 'k' })
+local task_status, task_cancel = E.task_status, E.task_cancel
+local function make_handle(id, target)
+  local fields = {
+    id = id,
+    target = target,
+    status = function() return check(task_status(id)) end,
+    cancel = function() return check(task_cancel(id)) end,
+  }
+  local h = raw_setmetatable({}, {
+    __index = fields,
+    __newindex = function(_, k) raise('lua', "a task handle is read-only; cannot set '" .. tostring(k) .. "'") end,
+    __tostring = function() return 'task ' .. id end,
+    __metatable = 'task handle',
+  })
+  handle_ids[h] = id
+  return h
+end
+local function ids_of(fname, handles)
+  if type(handles) ~= 'table' then
+    raise('lua', fname .. ' takes a list of task handles, got ' .. type(handles))
+  end
+  local ids = {}
+  for i = 1, #handles do
+    local id = handle_ids[handles[i]]
+    if id == nil then raise('lua', fname .. ': item ' .. i .. ' is not a task handle') end
+    ids[i] = id
+  end
+  return ids
+end
+local spawn, join, join_any, fanout = E.tasks_spawn, E.tasks_join, E.tasks_join_any, E.tasks_fanout
+G.tasks = raw_setmetatable({}, {
+  __index = {
+    spawn = function(target, opts) return make_handle(check(spawn(target, opts))) end,
+    join = function(handles, opts)
+      local ids = ids_of('tasks.join', handles)
+      local timeout = nil
+      if opts ~= nil then
+        if type(opts) ~= 'table' then raise('lua', 'tasks.join options must be a table, got ' .. type(opts)) end
+        timeout = opts.timeout_ms
+      end
+      return wrap_results(check(join(ids, timeout)))
+    end,
+    join_any = function(handles)
+      local r, i = check(join_any(ids_of('tasks.join_any', handles)))
+      return wrap_result(r), handles[i]
+    end,
+    fanout = function(worker, collection) return wrap_results(check(fanout(worker, collection))) end,
+  },
+  __newindex = function(_, k) raise('lua', "tasks is sealed; cannot set '" .. tostring(k) .. "'") end,
+  __metatable = 'tasks is sealed',
+})
 
 -- tools and packs (chapter 002). Local tool handlers stay here, as Lua functions, and run on the
 -- calling coroutine under the Engine's pcall: a handler can suspend, and whatever it raises

@@ -36,7 +36,7 @@ pub fn is_control(lua: &Lua, env: &Env, err: &Value) -> Answer {
     if is_memory_error(err) {
         c.run.stop_with(super::memory_limit_error(c).in_section(&c.heading()));
     }
-    c.run.stopped().into_lua_multi(lua)
+    (c.run.stopped() || c.jump_to.get().is_some()).into_lua_multi(lua)
 }
 
 /// Whether an error is a failed allocation: Lua's own memory error (its preallocated message),
@@ -256,6 +256,7 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
         "execution" => Json::from(ctx.run.execution.clone()),
         "section_name" => Json::from(ctx.section_name()),
         "section_count" => Json::from(ctx.run.prompt.sections.len()),
+        "index" => Json::from(ctx.chain.index?),
         // Present once the entry's first model round has answered (models.infer never sets them).
         "model" | "reply_finish_reason" => {
             let facts = ctx.model_facts.borrow();

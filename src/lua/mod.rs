@@ -3,6 +3,7 @@
 //! calls), the instruction hook, and the memory ceiling. This layer marshals between Lua values
 //! and `effects`; it holds no protocol of its own.
 
+mod control_api;
 mod globals;
 mod handles;
 mod loop_api;
@@ -218,7 +219,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
 
     install_hook(&lua, ctx)?;
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
-    ctx.run.memory.attach(Rc::new(VmHeap(lua.weak())));
+    ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
     Ok(Vm {
         run_block: internals.get("run_block")?,

@@ -15,7 +15,7 @@ use std::cell::OnceCell;
 use std::rc::Rc;
 
 use super::values::{fail, Answer, Marks, ProxyShims};
-use super::{globals, handles, loop_api, store_api, tools_api};
+use super::{control_api, globals, handles, loop_api, store_api, tools_api};
 use crate::effects::context::EntryCtx;
 use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::StoreOp;
@@ -102,13 +102,20 @@ engine_functions! {
         LocalEnd = "local_end",
         CallsActive = "calls_active",
         CallsGet = "calls_get",
-        InHandler = "in_handler",
         // models.loop between its suspending rounds.
         LoopStart = "loop_start",
         LoopCall = "loop_call",
         LoopSet = "loop_set",
         LoopFinish = "loop_finish",
         LoopAbort = "loop_abort",
+        // Control flow.
+        Jump = "jump",
+        RequireFind = "require_find",
+        ProsePush = "prose_push",
+        ProsePop = "prose_pop",
+        TasksSpawn = "tasks_spawn",
+        TaskStatus = "task_status",
+        TaskCancel = "task_cancel",
     }
 }
 
@@ -131,6 +138,11 @@ engine_functions! {
         Batch = "batch",
         /// `models.infer` and a model handle's `infer`.
         Infer = "infer",
+        /// `call(target, input?)`: a contained chain.
+        Call = "call",
+        TasksJoin = "tasks_join",
+        TasksJoinAny = "tasks_join_any",
+        TasksFanout = "tasks_fanout",
     }
 }
 
@@ -145,7 +157,14 @@ impl SuspendOp {
             SuspendOp::StoreDelete => StoreOp::Delete,
             SuspendOp::StoreExists => StoreOp::Exists,
             SuspendOp::StoreGlob => StoreOp::Glob,
-            SuspendOp::Tool | SuspendOp::Round | SuspendOp::Batch | SuspendOp::Infer => return None,
+            SuspendOp::Tool
+            | SuspendOp::Round
+            | SuspendOp::Batch
+            | SuspendOp::Infer
+            | SuspendOp::Call
+            | SuspendOp::TasksJoin
+            | SuspendOp::TasksJoinAny
+            | SuspendOp::TasksFanout => return None,
         })
     }
 }
@@ -247,12 +266,18 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::LocalEnd => tools_api::local_end(lua, env, &a),
         Op::CallsActive => tools_api::calls_active(lua, env),
         Op::CallsGet => tools_api::calls_get(lua, env, &a.get(0)),
-        Op::InHandler => tools_api::in_handler(lua, env),
         Op::LoopStart => loop_api::start(lua, env),
         Op::LoopCall => loop_api::pending_call(lua, env, &a.get(0)),
         Op::LoopSet => loop_api::set_result(lua, env, &a.get(0), &a.get(1)),
         Op::LoopFinish => loop_api::finish(lua, env),
         Op::LoopAbort => loop_api::abort(env),
+        Op::Jump => control_api::jump(lua, env, &a.get(0)),
+        Op::RequireFind => control_api::require_find(lua, env, &a.get(0)),
+        Op::ProsePush => control_api::prose_push(lua, env, &a.get(0)),
+        Op::ProsePop => control_api::prose_pop(lua, env),
+        Op::TasksSpawn => control_api::spawn(lua, env, &a.get(0), &a.get(1)),
+        Op::TaskStatus => control_api::status(lua, env, &a.get(0)),
+        Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
     }
 }
 
@@ -268,6 +293,10 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: SuspendOp, args: MultiValue) -
             SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
             SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
             SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
+            SuspendOp::Call => Box::pin(control_api::call(&lua, &ctx, a)),
+            SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
+            SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
+            SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
             _ => Box::pin(globals::infer(&lua, &ctx, a)),
         },
     };

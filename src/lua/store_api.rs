@@ -12,6 +12,7 @@ use super::values::{fail, lua_type, ok, Answer};
 use crate::effects::context::EntryCtx;
 use crate::effects::memory::{self, Held};
 use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::store::claims::Accessor;
 use crate::store::view::{Failure, StoreError};
 use crate::store::StoreOp;
 
@@ -118,7 +119,9 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
             };
             let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
             let store = ctx.run.store.clone();
-            match store.str_replace(&ctx.chain.id, &path_text(p), &old, &new).await {
+            let clock = ctx.chain.identity.clock.borrow();
+            let who = Accessor { chain: ctx.chain.id(), clock: &clock };
+            match store.str_replace(who, &path_text(p), &old, &new).await {
                 Ok(()) => ok(lua, ()),
                 Err(f) => answer_failure(lua, ctx, f),
             }
@@ -130,7 +133,8 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
                 Err(m) => return fail(lua, ErrKind::Lua, m),
             };
             let store = ctx.run.store.clone();
-            let chain = &ctx.chain.id;
+            let clock = ctx.chain.identity.clock.borrow();
+            let chain = Accessor { chain: ctx.chain.id(), clock: &clock };
             let result = match op {
                 StoreOp::Delete => store.delete(chain, &p).await.map(|()| Value::Nil),
                 StoreOp::Exists => store.exists(chain, &p).map(Value::Boolean),
@@ -157,7 +161,9 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Ans
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
-    let result = if append { store.append(&ctx.chain.id, &p, &contents).await } else { store.write(&ctx.chain.id, &p, &contents).await };
+    let clock = ctx.chain.identity.clock.borrow();
+    let who = Accessor { chain: ctx.chain.id(), clock: &clock };
+    let result = if append { store.append(who, &p, &contents).await } else { store.write(who, &p, &contents).await };
     match result {
         Ok(()) => ok(lua, ()),
         Err(f) => answer_failure(lua, ctx, f),
@@ -173,7 +179,9 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &Args, numbered: bool) -> An
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
-    match store.read(&ctx.chain.id, &path_text(p), start, end, numbered).await {
+    let clock = ctx.chain.identity.clock.borrow();
+    let who = Accessor { chain: ctx.chain.id(), clock: &clock };
+    match store.read(who, &path_text(p), start, end, numbered).await {
         Ok(text) => ok(lua, text),
         Err(f) => answer_failure(lua, ctx, f),
     }

@@ -66,10 +66,6 @@ pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
 }
 
 /// Whether a local tool handler is running. A plain boolean.
-pub fn in_handler(lua: &Lua, env: &Env) -> Answer {
-    (env.ctx.scope.borrow().handler_depth > 0).into_lua_multi(lua)
-}
-
 /// A local handler starts (bootstrap.lua's `run_local`).
 pub fn local_begin(lua: &Lua, env: &Env, alias: &Value) -> Answer {
     tool_calls::local_started(&env.ctx, &values::key_text(alias));

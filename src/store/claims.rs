@@ -1,26 +1,63 @@
 //! Claims (`004`, "The conflict rule"): every store call claims its path (or pattern) for
 //! reading or writing, for the chain that made it. Two claims conflict when they touch the same
-//! region, at least one writes, they come from different chains, and neither chain is ordered
-//! before the other. With one chain (the main walk, H1 included) nothing can conflict; tasks will
-//! add chains and the order between them (fork at spawn, join at delivery).
+//! region, at least one writes, they come from different chains, and neither is ordered before
+//! the other.
+//!
+//! The order comes from exactly two sources (`004`, "Spawn and join"): spawning a task is a fork
+//! and delivering its result is a join. Each chain identity carries a vector [`Clock`]: for every
+//! chain, the last epoch of that chain's accesses it is ordered after. A chain's own epoch moves
+//! on at every fork it makes, so what it does after a spawn is not ordered before the task; a join
+//! merges the task's clock into the owner's. An earlier access `(a, epoch)` is ordered before a
+//! new access by a chain whose clock is `C` exactly when `epoch <= C[a]`. The verdict depends only
+//! on where the forks and joins sit in the prompt, never on which task ran first.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::path::Pattern;
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Region {
     Path(String),
     /// A glob's pattern (as written), which touches every path it matches.
     Pattern(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Claim {
-    pub write: bool,
-    pub region: Region,
-    /// The chain identity (`0` is the main chain; tasks are `0.k`, ...).
-    pub chain: String,
+/// A chain's view of the run's order (see the module documentation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Clock(BTreeMap<String, u64>);
+
+impl Clock {
+    /// The clock of a new chain identity `id` that starts after everything `parent` saw (a fork).
+    pub fn forked(parent: &Clock, id: &str) -> Clock {
+        let mut c = parent.clone();
+        c.0.insert(id.to_string(), 1);
+        c
+    }
+
+    /// The epoch `id`'s accesses carry now.
+    pub fn epoch(&self, id: &str) -> u64 {
+        self.0.get(id).copied().unwrap_or(0)
+    }
+
+    /// Moves `id`'s own epoch on: called on the owner right after a fork.
+    pub fn tick(&mut self, id: &str) {
+        *self.0.entry(id.to_string()).or_insert(0) += 1;
+    }
+
+    /// A join: everything `other` was ordered after, this clock is now ordered after too.
+    pub fn join(&mut self, other: &Clock) {
+        for (k, &v) in &other.0 {
+            let e = self.0.entry(k.clone()).or_insert(0);
+            *e = (*e).max(v);
+        }
+    }
+}
+
+/// Who makes a store access: the chain identity and its clock at that moment.
+#[derive(Debug, Clone, Copy)]
+pub struct Accessor<'a> {
+    pub chain: &'a str,
+    pub clock: &'a Clock,
 }
 
 /// A detected conflict, worded as the run error reports it.
@@ -29,97 +66,156 @@ pub struct Conflict {
     pub message: String,
 }
 
-#[derive(Debug, Default)]
-pub struct Claims {
-    seen: BTreeSet<Claim>,
-    /// Claims per chain: a new claim is compared with other chains' claims only, so a run with
-    /// one chain pays nothing per call.
-    by_chain: BTreeMap<String, Vec<Claim>>,
+/// One chain's latest access of one kind to one region.
+#[derive(Debug, Clone)]
+struct Earlier {
+    chain: String,
+    write: bool,
+    epoch: u64,
 }
 
-fn touches(a: &Region, b: &Region) -> bool {
-    let matches = |pattern: &str, path: &str| super::path::parse_pattern(pattern).map(|p: Pattern| p.matches(path)).unwrap_or(false);
-    match (a, b) {
-        (Region::Path(x), Region::Path(y)) => x == y,
-        (Region::Pattern(p), Region::Path(x)) | (Region::Path(x), Region::Pattern(p)) => matches(p, x),
-        (Region::Pattern(_), Region::Pattern(_)) => false, // two globs only read
+#[derive(Debug, Default)]
+pub struct Claims {
+    /// Claims on paths, by path: a new path claim looks only at its own path and the globs.
+    paths: HashMap<String, Vec<Earlier>>,
+    /// Claims on glob patterns (reads only).
+    patterns: HashMap<String, Vec<Earlier>>,
+    /// Whether more than one chain has claimed anything (until then nothing can conflict).
+    chains_seen: Option<String>,
+    many_chains: bool,
+}
+
+fn kind(write: bool) -> &'static str {
+    if write {
+        "write"
+    } else {
+        "read"
     }
 }
 
 impl Claims {
-    /// Records `claim` unless it conflicts with an earlier one; `ordered(a, b)` says whether chain
-    /// `a`'s earlier accesses come before chain `b`'s (always true for the same chain).
-    pub fn record(&mut self, claim: Claim, ordered: impl Fn(&str, &str) -> bool) -> Result<(), Conflict> {
-        if self.seen.contains(&claim) {
-            return Ok(());
+    /// Records an access unless it conflicts with an earlier one.
+    pub fn record(&mut self, write: bool, region: &Region, who: Accessor) -> Result<(), Conflict> {
+        match &self.chains_seen {
+            None => self.chains_seen = Some(who.chain.to_string()),
+            Some(c) if c != who.chain => self.many_chains = true,
+            Some(_) => {}
         }
-        let others = self.by_chain.iter().filter(|(chain, _)| **chain != claim.chain);
-        for earlier in others.flat_map(|(_, claims)| claims) {
-            if !(earlier.write || claim.write) || !touches(&earlier.region, &claim.region) {
-                continue;
-            }
-            if ordered(&earlier.chain, &claim.chain) {
-                continue;
-            }
-            let kind = |w: bool| if w { "write" } else { "read" };
-            let path = match &claim.region {
-                Region::Path(p) | Region::Pattern(p) => p.clone(),
-            };
-            return Err(Conflict {
-                message: format!(
-                    "store determinism violation: {} on {} by {} conflicts with a {} claim by {}",
-                    kind(claim.write),
-                    path,
-                    claim.chain,
-                    kind(earlier.write),
-                    earlier.chain
-                ),
-            });
+        if self.many_chains {
+            self.check(write, region, who)?;
         }
-        self.seen.insert(claim.clone());
-        self.by_chain.entry(claim.chain.clone()).or_default().push(claim);
+        let list = match region {
+            Region::Path(p) => self.paths.entry(p.clone()).or_default(),
+            Region::Pattern(p) => self.patterns.entry(p.clone()).or_default(),
+        };
+        let epoch = who.clock.epoch(who.chain);
+        match list.iter_mut().find(|e| e.chain == who.chain && e.write == write) {
+            Some(e) => e.epoch = e.epoch.max(epoch),
+            None => list.push(Earlier { chain: who.chain.to_string(), write, epoch }),
+        }
         Ok(())
     }
 
-    pub fn len(&self) -> usize {
-        self.seen.len()
+    fn check(&self, write: bool, region: &Region, who: Accessor) -> Result<(), Conflict> {
+        let conflict = |earlier: &Earlier| {
+            earlier.chain != who.chain && (earlier.write || write) && earlier.epoch > who.clock.epoch(&earlier.chain)
+        };
+        let report = |earlier: &Earlier, path: &str| Conflict {
+            message: format!(
+                "store determinism violation: {} on {} by {} conflicts with a {} claim by {}",
+                kind(write),
+                path,
+                who.chain,
+                kind(earlier.write),
+                earlier.chain
+            ),
+        };
+        match region {
+            Region::Path(p) => {
+                if let Some(e) = self.paths.get(p).into_iter().flatten().find(|e| conflict(e)) {
+                    return Err(report(e, p));
+                }
+                // Globs only read: they matter to a write.
+                if write {
+                    for (pattern, list) in &self.patterns {
+                        if !matches(pattern, p) {
+                            continue;
+                        }
+                        if let Some(e) = list.iter().find(|e| conflict(e)) {
+                            return Err(report(e, p));
+                        }
+                    }
+                }
+            }
+            Region::Pattern(pattern) => {
+                let Ok(parsed) = super::path::parse_pattern(pattern) else { return Ok(()) };
+                for (p, list) in &self.paths {
+                    if !parsed.matches(p) {
+                        continue;
+                    }
+                    if let Some(e) = list.iter().find(|e| e.write && conflict(e)) {
+                        return Err(report(e, pattern));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
-    }
+fn matches(pattern: &str, path: &str) -> bool {
+    super::path::parse_pattern(pattern).map(|p: Pattern| p.matches(path)).unwrap_or(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn claim(write: bool, region: Region, chain: &str) -> Claim {
-        Claim { write, region, chain: chain.into() }
+    fn path(p: &str) -> Region {
+        Region::Path(p.into())
     }
 
     #[test]
     fn same_chain_and_reads_never_conflict() {
         let mut c = Claims::default();
-        let unordered = |a: &str, b: &str| a == b;
-        c.record(claim(true, Region::Path("a".into()), "0"), unordered).unwrap();
-        c.record(claim(true, Region::Path("a".into()), "0"), unordered).unwrap();
-        c.record(claim(false, Region::Path("b".into()), "0.0"), unordered).unwrap();
-        c.record(claim(false, Region::Path("b".into()), "0.1"), unordered).unwrap();
-        assert_eq!(c.len(), 3);
+        let main = Clock::forked(&Clock::default(), "0");
+        let a = Clock::forked(&main, "0.0");
+        let b = Clock::forked(&main, "0.1");
+        c.record(true, &path("a"), Accessor { chain: "0", clock: &main }).unwrap();
+        c.record(true, &path("a"), Accessor { chain: "0", clock: &main }).unwrap();
+        c.record(false, &path("b"), Accessor { chain: "0.0", clock: &a }).unwrap();
+        c.record(false, &path("b"), Accessor { chain: "0.1", clock: &b }).unwrap();
+        // A task reads what its owner wrote before the fork.
+        c.record(false, &path("a"), Accessor { chain: "0.0", clock: &a }).unwrap();
     }
 
     #[test]
-    fn unordered_writers_conflict_and_the_second_reports() {
+    fn siblings_conflict_and_a_join_orders() {
+        let mut main = Clock::forked(&Clock::default(), "0");
+        let a = Clock::forked(&main, "0.0");
+        main.tick("0");
+        let b = Clock::forked(&main, "0.1");
+        main.tick("0");
         let mut c = Claims::default();
-        let unordered = |a: &str, b: &str| a == b;
-        c.record(claim(true, Region::Path("log.txt".into()), "0.0"), unordered).unwrap();
-        let e = c.record(claim(true, Region::Path("log.txt".into()), "0.1"), unordered).unwrap_err();
+        c.record(true, &path("log.txt"), Accessor { chain: "0.0", clock: &a }).unwrap();
+        let e = c.record(true, &path("log.txt"), Accessor { chain: "0.1", clock: &b }).unwrap_err();
         assert_eq!(e.message, "store determinism violation: write on log.txt by 0.1 conflicts with a write claim by 0.0");
         // A glob racing a sibling's write to a matching path.
-        let e = c.record(claim(false, Region::Pattern("*.txt".into()), "0.2"), unordered).unwrap_err();
-        assert!(e.message.starts_with("store determinism violation: read on *.txt by 0.2"));
-        // A join orders the sibling's write before the owner's read.
-        c.record(claim(false, Region::Path("log.txt".into()), "0"), |a, b| a == b || b == "0").unwrap();
+        let e = c.record(false, &Region::Pattern("*.txt".into()), Accessor { chain: "0.1", clock: &b }).unwrap_err();
+        assert!(e.message.starts_with("store determinism violation: read on *.txt by 0.1"));
+        // Before the join the owner conflicts; after it, it reads freely.
+        assert!(c.record(false, &path("log.txt"), Accessor { chain: "0", clock: &main }).is_err());
+        main.join(&a);
+        c.record(false, &path("log.txt"), Accessor { chain: "0", clock: &main }).unwrap();
+    }
+
+    #[test]
+    fn an_owner_write_after_the_spawn_conflicts_with_the_task() {
+        let mut main = Clock::forked(&Clock::default(), "0");
+        let task = Clock::forked(&main, "0.0");
+        main.tick("0");
+        let mut c = Claims::default();
+        c.record(false, &path("shared.txt"), Accessor { chain: "0.0", clock: &task }).unwrap();
+        assert!(c.record(true, &path("shared.txt"), Accessor { chain: "0", clock: &main }).is_err());
     }
 }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::claims::{Claim, Claims, Region};
+use super::claims::{Accessor, Claims, Region};
 use super::path::{self, Rule};
 use super::{Backend, Change};
 
@@ -128,10 +128,8 @@ impl Store {
         self.backend.commit(batch).await
     }
 
-    fn claim(&self, write: bool, region: Region, chain: &str) -> Result<(), Failure> {
-        let claim = Claim { write, region, chain: chain.to_string() };
-        // One chain for now: every chain is ordered with itself (tasks add real orders).
-        self.view.borrow_mut().claims.record(claim, |a, b| a == b).map_err(|c| Failure::Conflict(c.message))
+    fn claim(&self, write: bool, region: Region, who: Accessor) -> Result<(), Failure> {
+        self.view.borrow_mut().claims.record(write, &region, who).map_err(|c| Failure::Conflict(c.message))
     }
 
     fn queue(&self, change: Change) {
@@ -213,17 +211,17 @@ impl Store {
         self.queue_and_maybe_flush(Change::Write { path: p.to_string(), data }).await
     }
 
-    pub async fn write(&self, chain: &str, p: &str, contents: &[u8]) -> Result<(), Failure> {
+    pub async fn write(&self, who: Accessor<'_>, p: &str, contents: &[u8]) -> Result<(), Failure> {
         check(p)?;
         self.check_writable(p)?;
-        self.claim(true, Region::Path(p.into()), chain)?;
+        self.claim(true, Region::Path(p.into()), who)?;
         self.put(p, contents.to_vec()).await
     }
 
-    pub async fn append(&self, chain: &str, p: &str, contents: &[u8]) -> Result<(), Failure> {
+    pub async fn append(&self, who: Accessor<'_>, p: &str, contents: &[u8]) -> Result<(), Failure> {
         check(p)?;
         self.check_writable(p)?;
-        self.claim(true, Region::Path(p.into()), chain)?;
+        self.claim(true, Region::Path(p.into()), who)?;
         let existing = self.bytes(p).await?;
         if contents.is_empty() && existing.is_some() {
             return Ok(());
@@ -235,7 +233,7 @@ impl Store {
 
     /// `store.read` and `store.read_numbered`: the whole file verbatim without bounds; with
     /// bounds, the selected lines (numbered or not) joined by `\n`, bound rules in their order.
-    pub async fn read(&self, chain: &str, p: &str, start: Option<i64>, end: Option<i64>, numbered: bool) -> Result<String, Failure> {
+    pub async fn read(&self, who: Accessor<'_>, p: &str, start: Option<i64>, end: Option<i64>, numbered: bool) -> Result<String, Failure> {
         check(p)?;
         if start.is_none() {
             if let Some(e) = end {
@@ -244,7 +242,7 @@ impl Store {
                 }
             }
         }
-        self.claim(false, Region::Path(p.into()), chain)?;
+        self.claim(false, Region::Path(p.into()), who)?;
         let text = self.text(p).await?;
         if start.is_none() && end.is_none() && !numbered {
             return Ok(text);
@@ -270,7 +268,7 @@ impl Store {
         Ok(slice.iter().zip(start..).map(|(line, n)| format!("{n:>width$}| {line}")).collect::<Vec<_>>().join("\n"))
     }
 
-    pub async fn str_replace(&self, chain: &str, p: &str, old: &str, new: &str) -> Result<(), Failure> {
+    pub async fn str_replace(&self, who: Accessor<'_>, p: &str, old: &str, new: &str) -> Result<(), Failure> {
         check(p)?;
         let anchor_err =
             |message: String, count: i64| StoreError { anchor: Some(old.to_string()), count: Some(count), ..err("anchor", message, p) };
@@ -278,7 +276,7 @@ impl Store {
             return Err(anchor_err(format!("empty anchor for {p}: the text to replace must not be empty"), 0).into());
         }
         self.check_writable(p)?;
-        self.claim(true, Region::Path(p.into()), chain)?;
+        self.claim(true, Region::Path(p.into()), who)?;
         let text = self.text(p).await?;
         let count = text.matches(old).count() as i64;
         if count == 0 {
@@ -294,12 +292,12 @@ impl Store {
         self.put(p, text.replacen(old, new, 1).into_bytes()).await
     }
 
-    pub async fn delete(&self, chain: &str, p: &str) -> Result<(), Failure> {
+    pub async fn delete(&self, who: Accessor<'_>, p: &str) -> Result<(), Failure> {
         check(p)?;
         if self.view.borrow().read_only {
             return Err(err("permission_denied", format!("permission denied in store: {p}"), p).into());
         }
-        self.claim(true, Region::Path(p.into()), chain)?;
+        self.claim(true, Region::Path(p.into()), who)?;
         let change = {
             let mut v = self.view.borrow_mut();
             if let Some(removed) = v.files.remove(p) {
@@ -332,14 +330,14 @@ impl Store {
         Ok(())
     }
 
-    pub fn exists(&self, chain: &str, p: &str) -> Result<bool, Failure> {
+    pub fn exists(&self, who: Accessor<'_>, p: &str) -> Result<bool, Failure> {
         check(p)?;
-        self.claim(false, Region::Path(p.into()), chain)?;
+        self.claim(false, Region::Path(p.into()), who)?;
         let v = self.view.borrow();
         Ok(v.files.contains_key(p) || v.dirs.contains(p))
     }
 
-    pub fn glob(&self, chain: &str, pattern: &str) -> Result<Vec<String>, Failure> {
+    pub fn glob(&self, who: Accessor<'_>, pattern: &str) -> Result<Vec<String>, Failure> {
         let parsed = path::parse_pattern(pattern).map_err(|rule| StoreError {
             reason: "invalid_path",
             message: format!("invalid glob pattern {pattern:?}: {}", rule.pattern_reason()),
@@ -347,7 +345,7 @@ impl Store {
             rule: Some(if matches!(rule, Rule::Wildcard) { "wildcard" } else { rule.tag() }),
             ..Default::default()
         })?;
-        self.claim(false, Region::Pattern(pattern.into()), chain)?;
+        self.claim(false, Region::Pattern(pattern.into()), who)?;
         let v = self.view.borrow();
         let found: Vec<String> = if parsed.dirs {
             v.dirs.iter().filter(|d| parsed.matches(d)).cloned().collect()

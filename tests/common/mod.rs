@@ -91,6 +91,9 @@ impl Host for TestHost {
         }
         Box::pin(futures::future::ready(()))
     }
+    fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
+        sleep(ms)
+    }
     fn has_model(&self, role: &str, _spec: &Json) -> bool {
         self.replies.borrow().contains_key(role)
     }
@@ -169,4 +172,16 @@ pub fn run_with_store(source: &str, args: &str, files: Vec<(String, Vec<u8>)>, r
     let store: Rc<dyn runvil::store::Backend> = backend.clone();
     let outcome = run_with(Rc::new(TestHost::default()), source, args, |options| options.store = Some(store));
     (outcome, backend.snapshot())
+}
+
+/// A real timer for native tests: a thread that wakes the waiting future.
+pub fn sleep(ms: f64) -> LocalBoxFuture<'static, ()> {
+    let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+        let _ = tx.send(());
+    });
+    Box::pin(async move {
+        let _ = rx.await;
+    })
 }

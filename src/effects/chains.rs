@@ -1,0 +1,255 @@
+//! Starting chains and joining them (`DECISIONS.md`, "Runs, walks and chains" and "Tasks";
+//! `004`, "Spawn and join"): `call` runs a contained chain to its end and hands back its
+//! result; `tasks.spawn`, fanout arms and the model's `task` start a [`Task`] beside their owner.
+//!
+//! What a new chain gets: a clone of its starter's `var`, the starter's argument string and
+//! frozen argv unless an input replaces them (then argv is parsed fresh from it), one more level
+//! of depth, and the seeded item for its first section. A call shares its caller's store
+//! identity; a task has its own, forked from its owner's.
+
+use futures::future::AbortHandle;
+use serde_json::Value as Json;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::context::{Chain, EntryCtx, Identity, RunShared, MAX_DEPTH};
+use super::events::Event;
+use super::memory::{json_size, Held, Meter};
+use super::tasks::{first_finished, Starter, Task, TaskEnd};
+use crate::error::{RunError, RunErrorKind};
+use crate::prompt::Prompt;
+use crate::store::claims::Clock;
+
+/// argv for an argument string (`001`, "When argv is nil"): without `args:` the implicit
+/// declaration wraps the string; with one, argv is its JSON parse, nil when it does not parse or
+/// is null.
+pub fn parse_argv(prompt: &Prompt, args: &str) -> Option<Json> {
+    match &prompt.front.args {
+        None => Some(crate::obj!({ "prose": args })),
+        Some(_) => serde_json::from_str::<Json>(args).ok().filter(|j| !j.is_null()),
+    }
+}
+
+/// What a new chain starts from.
+pub struct ChainStart {
+    pub input: Option<String>,
+    pub item: Option<Json>,
+    pub index: Option<usize>,
+}
+
+/// The message a chain nested past the depth limit is refused with.
+pub fn depth_error() -> String {
+    format!("call depth limit of {MAX_DEPTH} reached")
+}
+
+/// A new chain one level below `owner`'s, with `identity`.
+fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: ChainStart) -> Result<Rc<Chain>, String> {
+    if owner.depth >= MAX_DEPTH {
+        return Err(depth_error());
+    }
+    let (args, argv) = match start.input {
+        Some(input) => {
+            let argv = parse_argv(&run.prompt, &input);
+            (input, argv)
+        }
+        None => (owner.args.clone(), owner.argv.borrow().clone()),
+    };
+    let var = owner.var.borrow().clone();
+    let memory = Meter::new(run.limits.memory_bytes);
+    memory.charge(Held::Var, json_size(&var) as i64).map_err(|r| format!("memory ceiling of {} bytes exceeded: {}", r.ceiling, r.describe()))?;
+    Ok(Rc::new(Chain {
+        identity,
+        args,
+        argv: RefCell::new(argv),
+        var: Rc::new(RefCell::new(var)),
+        depth: owner.depth + 1,
+        item: RefCell::new(start.item),
+        index: start.index,
+        memory,
+        tasks: RefCell::new(Vec::new()),
+    }))
+}
+
+/// `call(target, input?)`: runs a contained chain from `section` to its end; its result, or
+/// `None` when its walk ran out. The chain shares the caller's store identity.
+pub async fn call(ctx: &EntryCtx, section: usize, input: Option<String>) -> Result<Option<String>, RunError> {
+    let start = ChainStart { input, item: None, index: None };
+    let chain = new_chain(&ctx.run, &ctx.chain, ctx.chain.identity.clone(), start).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
+    (ctx.run.walk_chain)(ctx.run.clone(), chain, section).await
+}
+
+/// Starts a task at `section` beside `ctx`'s chain: a fork in the store's order.
+pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter) -> Result<Rc<Task>, String> {
+    let run = &ctx.run;
+    let owner = &ctx.chain;
+    let id = owner.identity.next_task_id();
+    let clock = {
+        let mut owner_clock = owner.identity.clock.borrow_mut();
+        let forked = Clock::forked(&owner_clock, &id);
+        owner_clock.tick(&owner.identity.id);
+        forked
+    };
+    let item = start.item.clone();
+    let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
+    let (abort, registration) = AbortHandle::new_pair();
+    let target = run.prompt.sections[section].heading.clone();
+    let task = Rc::new(Task::new(id.clone(), target.clone(), item, starter, chain.clone(), abort));
+    owner.tasks.borrow_mut().push(task.clone());
+
+    let section_name = run.prompt.sections[section].name.clone();
+    run.emit(Event::TaskStarted, Some(&section_name), crate::obj!({ "id": id, "target": target, "owner": owner.id() }));
+    let (run2, task2) = (run.clone(), task.clone());
+    let body = async move {
+        let outcome = (run2.walk_chain)(run2.clone(), chain, section).await;
+        if task2.finish(TaskEnd { outcome, cancelled: false }) {
+            emit_finished(&run2, &task2, &section_name);
+        }
+    };
+    let future = futures::future::Abortable::new(body, registration);
+    run.tasks.start(
+        task.clone(),
+        Box::pin(async move {
+            let _ = future.await;
+        }),
+    );
+    Ok(task)
+}
+
+/// `task_finished`, once a task has ended.
+pub fn emit_finished(run: &RunShared, task: &Task, section: &str) {
+    run.emit(Event::TaskFinished, Some(section), crate::obj!({ "id": task.id, "status": task.status().as_str() }));
+}
+
+/// Cancels a running task (and reports it). Returns false when it had already ended.
+pub fn cancel(run: &RunShared, task: &Task) -> bool {
+    let cancelled = task.cancel();
+    if cancelled {
+        let name = run.prompt.sections.iter().find(|s| s.heading == task.target).map_or("", |s| s.name.as_str());
+        emit_finished(run, task, name);
+    }
+    cancelled
+}
+
+/// Delivering a task's result joins it: everything it did comes ahead of the owner's next step.
+/// The task must have ended.
+pub fn join(owner: &Identity, task: &Task) {
+    if task.joined.replace(true) {
+        return;
+    }
+    owner.clock.borrow_mut().join(&task.chain.identity.clock.borrow());
+}
+
+/// A chain's end joins every task it owns, waiting for those still running.
+pub async fn join_owned(chain: &Chain) {
+    loop {
+        let owned: Vec<Rc<Task>> = chain.tasks.borrow().clone();
+        for task in &owned {
+            task.finished().await;
+            join(&chain.identity, task);
+        }
+        // A task started while the last ones were awaited (by a model notice, say) is joined too.
+        if chain.tasks.borrow().len() == owned.len() {
+            return;
+        }
+    }
+}
+
+/// What a delivered task reports: its result fields (`ok`, `text`, `item`, `exhausted`, `error`).
+pub struct Delivered {
+    pub ok: bool,
+    pub text: String,
+    pub item: Option<Json>,
+    /// Ended by running out of model rounds (`round_cap`): a soft failure.
+    pub exhausted: bool,
+    /// The error value's fields when not ok.
+    pub error: Option<Json>,
+    /// Still running (a timed join's member that had not ended).
+    pub running: bool,
+}
+
+/// The error value a failed chain hands back: the uncaught error value's fields, or one made
+/// from the run error.
+pub fn error_value(e: &RunError) -> Json {
+    match &e.value {
+        Some(v) => (**v).clone(),
+        None => {
+            let kind = match e.kind {
+                RunErrorKind::Tool => "tool",
+                RunErrorKind::Model => "model",
+                RunErrorKind::Vfs => "store",
+                RunErrorKind::Cancelled => "cancelled",
+                _ => "lua",
+            };
+            crate::obj!({ "kind": kind, "message": e.message })
+        }
+    }
+}
+
+/// A task's result as its deliverer reports it.
+pub fn delivered(task: &Task) -> Delivered {
+    let Some(end) = task.end() else {
+        return Delivered { ok: false, text: String::new(), item: task.item.clone(), exhausted: false, error: None, running: true };
+    };
+    match &end.outcome {
+        Ok(text) => Delivered {
+            ok: true,
+            text: text.clone().unwrap_or_default(),
+            item: task.item.clone(),
+            exhausted: false,
+            error: None,
+            running: false,
+        },
+        Err(e) => Delivered {
+            ok: false,
+            text: String::new(),
+            item: task.item.clone(),
+            exhausted: e.value_kind() == Some(crate::error::ErrKind::RoundCap),
+            error: Some(error_value(e)),
+            running: false,
+        },
+    }
+}
+
+/// Whether a failed arm's error is hard (it cancels the siblings and raises at `tasks.fanout`)
+/// rather than soft exhaustion.
+pub fn is_hard(end: &TaskEnd) -> bool {
+    match &end.outcome {
+        Ok(_) => false,
+        Err(e) => e.value_kind() != Some(crate::error::ErrKind::RoundCap),
+    }
+}
+
+/// `tasks.fanout` over a worker section: one arm per member (its item; `sys.index` is its
+/// 1-based position), at most the concurrency limit running at once, every arm joined, results in
+/// collection order. A hard error in an arm cancels the arms still running (and starts no more)
+/// and comes back as the error; soft exhaustion is only reported in that arm's result.
+pub async fn fanout(ctx: &EntryCtx, section: usize, members: Vec<Json>) -> Result<Vec<Rc<Task>>, RunError> {
+    let limit = usize::try_from(ctx.run.limits.fanout_concurrency).unwrap_or(usize::MAX).max(1);
+    let mut started: Vec<Rc<Task>> = Vec::with_capacity(members.len());
+    let mut running: Vec<Rc<Task>> = Vec::new();
+    let mut members = members.into_iter().enumerate();
+    loop {
+        while running.len() < limit {
+            let Some((i, item)) = members.next() else { break };
+            let start = ChainStart { input: None, item: Some(item), index: Some(i + 1) };
+            let task = spawn(ctx, section, start, Starter::Arm).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
+            started.push(task.clone());
+            running.push(task);
+        }
+        if running.is_empty() {
+            break;
+        }
+        let done = running.remove(first_finished(&running).await);
+        let hard = done.end().filter(|end| is_hard(end)).and_then(|end| end.outcome.clone().err());
+        if let Some(error) = hard {
+            for sibling in &running {
+                cancel(&ctx.run, sibling);
+            }
+            return Err(error);
+        }
+    }
+    for task in &started {
+        join(&ctx.chain.identity, task);
+    }
+    Ok(started)
+}

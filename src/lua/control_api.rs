@@ -1,0 +1,356 @@
+//! The control-flow Engine functions: `jump`, `call`, `require`'s loader and the `tasks`
+//! namespace. They marshal arguments and results; the chains themselves are `effects::chains`,
+//! the walk is the engine's.
+
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
+use serde_json::Value as Json;
+use std::rc::Rc;
+
+use super::ops::{Args, Env};
+use super::values::{self, fail, ok, Answer, Marks};
+use crate::effects::chains::{self, ChainStart, Delivered};
+use crate::effects::context::{EntryCtx, ProseSlot};
+use crate::effects::tasks::{first_finished, Starter, Task};
+use crate::error::{ErrKind, RunError, RunErrorKind};
+
+/// Resolves a heading reference among the sections visible from the entry (`what` names the
+/// function in the not-found message).
+fn target(ctx: &EntryCtx, what: &str, reference: &Value) -> Result<usize, String> {
+    let Value::String(r) = reference else {
+        return Err(format!("{what} takes a section heading, got {}", values::lua_type(reference)));
+    };
+    ctx.run.prompt.resolve(ctx.section, &r.to_string_lossy()).map_err(|m| format!("{what}: {m}"))
+}
+
+/// `jump(target)`: the walk goes on at `target` once this block unwinds. The unwinding is a
+/// control signal (`is_control`): no `pcall` stops it.
+pub fn jump(lua: &Lua, env: &Env, reference: &Value) -> Answer {
+    let ctx = &env.ctx;
+    if ctx.loading_shared() {
+        let message = "jump is not available during shared library load";
+        ctx.run.stop_with(RunError::new(RunErrorKind::Lua, message).in_section(&ctx.heading()));
+        return fail(lua, ErrKind::Lua, message);
+    }
+    if ctx.scope.borrow().handler_depth > 0 {
+        return fail(
+            lua,
+            ErrKind::Lua,
+            "jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns",
+        );
+    }
+    match target(ctx, "jump", reference) {
+        Ok(i) => {
+            ctx.jump_to.set(Some(i));
+            fail(lua, ErrKind::Lua, "jump")
+        }
+        Err(m) => fail(lua, ErrKind::Lua, m),
+    }
+}
+
+/// `require`'s loader: the library section's blocks compiled in this VM, each with its prose
+/// (`{ {fn, prose}, ... }`), and the section's index (the per-VM cache key).
+pub fn require_find(lua: &Lua, env: &Env, reference: &Value) -> Answer {
+    let ctx = &env.ctx;
+    let i = match target(ctx, "require", reference) {
+        Ok(i) => i,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let section = &ctx.run.prompt.sections[i];
+    let chunks = lua.create_table()?;
+    for (n, block) in section.body.blocks.iter().enumerate() {
+        let code = format!("{}{}", "\n".repeat(block.lua.line.saturating_sub(1)), block.lua.code);
+        let f = match lua.load(code).set_name(format!("={}", section.heading)).set_mode(mlua::chunk::ChunkMode::Text).into_function() {
+            Ok(f) => f,
+            Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrKind::Lua, message),
+            Err(e) => return Err(e),
+        };
+        let pair = lua.create_table()?;
+        pair.raw_set(1, f)?;
+        pair.raw_set(2, block.prose.as_str())?;
+        chunks.raw_set(n + 1, pair)?;
+    }
+    ok(lua, (i, chunks))
+}
+
+/// A library block's prose replaces the caller's while it runs (`prose_pop` restores it).
+pub fn prose_push(lua: &Lua, env: &Env, raw: &Value) -> Answer {
+    let raw = match raw {
+        Value::String(s) => s.to_string_lossy(),
+        _ => String::new(),
+    };
+    let ctx = &env.ctx;
+    let caller = std::mem::replace(&mut *ctx.prose.borrow_mut(), ProseSlot { raw, rendered: None });
+    ctx.prose_stack.borrow_mut().push(caller);
+    ok(lua, ())
+}
+
+pub fn prose_pop(lua: &Lua, env: &Env) -> Answer {
+    let ctx = &env.ctx;
+    if let Some(caller) = ctx.prose_stack.borrow_mut().pop() {
+        *ctx.prose.borrow_mut() = caller;
+    }
+    ok(lua, ())
+}
+
+/// An optional input string (`call`'s second argument, `opts.input`); numbers convert.
+fn input_arg(lua: &Lua, what: &str, v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::Nil => Ok(None),
+        Value::String(s) => Ok(Some(s.to_string_lossy())),
+        Value::Integer(_) | Value::Number(_) => Ok(lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy())),
+        other => Err(format!("{what} must be a string, got {}", values::lua_type(other))),
+    }
+}
+
+/// The answer for a chain that failed: the run's stop goes on as a control signal; any other
+/// error is raised at the caller as the same error value.
+fn chain_failure(lua: &Lua, ctx: &EntryCtx, e: &RunError) -> Answer {
+    if ctx.run.stopped() {
+        return fail(lua, ErrKind::Cancelled, e.message.clone());
+    }
+    raise_value(lua, &chains::error_value(e))
+}
+
+/// The check convention's failure for an error value given as JSON fields.
+fn raise_value(lua: &Lua, value: &Json) -> Answer {
+    let kind = value.get("kind").and_then(Json::as_str).unwrap_or("lua").to_string();
+    let message = value.get("message").and_then(Json::as_str).unwrap_or_default().to_string();
+    let mut mv: MultiValue = (false, kind, message).into_lua_multi(lua)?;
+    if let Json::Object(map) = value {
+        let fields = lua.create_table()?;
+        for (k, v) in map.iter().filter(|(k, _)| *k != "kind" && *k != "message") {
+            fields.raw_set(k.as_str(), values::to_lua(lua, v, &marks_of(lua)?)?)?;
+        }
+        mv.push_back(Value::Table(fields));
+    }
+    Ok(mv)
+}
+
+fn marks_of(lua: &Lua) -> mlua::Result<Marks> {
+    lua.app_data_ref::<Rc<Env>>().map(|env| env.marks.clone()).ok_or_else(|| mlua::Error::runtime("the VM has no Engine environment"))
+}
+
+/// `call(target, input?)`: the chain's result (nil when its walk ran out).
+pub async fn call(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
+    let section = match target(ctx, "call", &a.get(0)) {
+        Ok(i) => i,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let input = match input_arg(lua, "call's input", &a.get(1)) {
+        Ok(i) => i,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    match chains::call(ctx, section, input).await {
+        Ok(result) => ok(lua, result),
+        Err(e) => chain_failure(lua, ctx, &e),
+    }
+}
+
+/// `tasks.spawn(target, opts?)`: the new task's id and target (bootstrap.lua makes the handle).
+pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
+    let ctx = &env.ctx;
+    let section = match target(ctx, "tasks.spawn", reference) {
+        Ok(i) => i,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let (input, item) = match opts {
+        Value::Nil => (None, None),
+        Value::Table(t) => {
+            let input = match input_arg(lua, "tasks.spawn's opts.input", &t.raw_get("input")?) {
+                Ok(i) => i,
+                Err(m) => return fail(lua, ErrKind::Lua, m),
+            };
+            let item = match t.raw_get::<Value>("item")? {
+                Value::Nil => None,
+                v => match values::to_json(&v, &env.marks) {
+                    Ok(j) => Some(j),
+                    Err(e) => return fail(lua, ErrKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe())),
+                },
+            };
+            (input, item)
+        }
+        other => return fail(lua, ErrKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
+    };
+    match chains::spawn(ctx, section, ChainStart { input, item, index: None }, Starter::Spawn) {
+        Ok(task) => ok(lua, (task.id.clone(), task.target.clone())),
+        Err(m) => fail(lua, ErrKind::Lua, m),
+    }
+}
+
+/// The tasks a list of handle ids names (bootstrap.lua passes ids, checked there).
+fn tasks_of(ctx: &EntryCtx, ids: &Value) -> Result<Vec<Rc<Task>>, String> {
+    let Value::Table(t) = ids else { return Err("tasks.join takes a list of task handles".into()) };
+    let mut out = Vec::new();
+    for v in values::sequence(t) {
+        let id = match &v {
+            Value::String(s) => s.to_string_lossy(),
+            _ => return Err("tasks.join takes a list of task handles".into()),
+        };
+        match ctx.run.tasks.get(&id) {
+            Some(task) => out.push(task),
+            None => return Err(format!("no task {id} in this run")),
+        }
+    }
+    Ok(out)
+}
+
+/// One result table (`ok`, `text`, `item`, `exhausted`, `error` as fields; bootstrap.lua gives it
+/// its metatable and makes `error` an error value).
+fn result_table(lua: &Lua, marks: &Marks, d: &Delivered) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("ok", d.ok)?;
+    t.raw_set("text", d.text.as_str())?;
+    if let Some(item) = &d.item {
+        t.raw_set("item", values::to_lua(lua, item, marks)?)?;
+    }
+    t.raw_set("exhausted", d.exhausted)?;
+    if d.running {
+        t.raw_set("running", true)?;
+    }
+    if let Some(e) = &d.error {
+        t.raw_set("error", values::to_lua(lua, e, marks)?)?;
+    }
+    Ok(t)
+}
+
+fn results(lua: &Lua, tasks: &[Rc<Task>]) -> Answer {
+    let marks = marks_of(lua)?;
+    let list = lua.create_table_with_capacity(tasks.len(), 0)?;
+    for (i, task) in tasks.iter().enumerate() {
+        list.raw_set(i + 1, result_table(lua, &marks, &chains::delivered(task))?)?;
+    }
+    ok(lua, list)
+}
+
+/// `tasks.join(handles, opts?)`: waits for every task (or until `opts.timeout_ms`), joins the
+/// ones that ended, and returns their results in handle order.
+pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
+    let tasks = match tasks_of(ctx, &a.get(0)) {
+        Ok(t) => t,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let timeout = match a.get(1) {
+        Value::Nil => None,
+        Value::Integer(n) if n >= 0 => Some(n as f64),
+        Value::Number(n) if n >= 0.0 && n.is_finite() => Some(n),
+        other => return fail(lua, ErrKind::Lua, format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other))),
+    };
+    let all = async {
+        for t in &tasks {
+            t.finished().await;
+        }
+    };
+    match timeout {
+        None => all.await,
+        Some(ms) => {
+            let sleep = ctx.run.host.sleep(ms);
+            futures::pin_mut!(all);
+            let _ = futures::future::select(all, sleep).await;
+        }
+    }
+    for t in tasks.iter().filter(|t| t.is_finished()) {
+        chains::join(&ctx.chain.identity, t);
+    }
+    results(lua, &tasks)
+}
+
+/// `tasks.join_any(handles)`: the first task to end (the earliest in the list when several
+/// have), joined; its result and its position.
+pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
+    let tasks = match tasks_of(ctx, &a.get(0)) {
+        Ok(t) if !t.is_empty() => t,
+        Ok(_) => return fail(lua, ErrKind::Lua, "tasks.join_any takes a non-empty list of task handles"),
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let i = first_finished(&tasks).await;
+    chains::join(&ctx.chain.identity, &tasks[i]);
+    let marks = marks_of(lua)?;
+    ok(lua, (result_table(lua, &marks, &chains::delivered(&tasks[i]))?, i + 1))
+}
+
+/// `handle:status()`.
+pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
+    match tasks_of(&env.ctx, &Value::Table(lua.create_sequence_from([id.clone()])?)) {
+        Ok(t) => ok(lua, t[0].status().as_str()),
+        Err(m) => fail(lua, ErrKind::Lua, m),
+    }
+}
+
+/// `handle:cancel()`: true when the task was still running.
+pub fn cancel(lua: &Lua, env: &Env, id: &Value) -> Answer {
+    match tasks_of(&env.ctx, &Value::Table(lua.create_sequence_from([id.clone()])?)) {
+        Ok(t) => ok(lua, chains::cancel(&env.ctx.run, &t[0])),
+        Err(m) => fail(lua, ErrKind::Lua, m),
+    }
+}
+
+/// The members of a fanout collection, in order: the array part, then the hash part as
+/// `{key, value}` pairs (sorted by key, so a run repeats).
+fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
+    let Value::Table(t) = collection else {
+        return Err(format!(
+            "tasks.fanout takes a table collection, got {}; to fan out over a list section, pass prompt.list('### List')",
+            values::lua_type(collection)
+        ));
+    };
+    let as_json = |v: &Value, at: &str| values::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()));
+    // A var proxy (or any table that converts whole) reads as its JSON value.
+    if t.metatable().is_some() {
+        return match as_json(collection, "collection")? {
+            Json::Array(items) => Ok(items),
+            Json::Object(map) => Ok(map.into_iter().map(|(k, v)| crate::obj!({ "key": k, "value": v })).collect()),
+            _ => Err("tasks.fanout takes a table collection".into()),
+        };
+    }
+    let len = t.raw_len();
+    let mut out = Vec::with_capacity(len);
+    for i in 1..=len {
+        let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
+        out.push(as_json(&v, &i.to_string())?);
+    }
+    let mut keyed: Vec<(String, Json, Json)> = Vec::new();
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair.map_err(|e| e.to_string())?;
+        if let Value::Integer(i) = k {
+            if i >= 1 && i as usize <= len {
+                continue;
+            }
+        }
+        let key = match &k {
+            Value::String(_) | Value::Integer(_) | Value::Number(_) | Value::Boolean(_) => as_json(&k, "key")?,
+            other => return Err(format!("tasks.fanout: a member's key is a {}; keys must be strings, numbers or booleans", values::lua_type(other))),
+        };
+        let at = values::key_text(&k);
+        let value = as_json(&v, &at)?;
+        keyed.push((format!("{}{}", sort_rank(&key), at), key, value));
+    }
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(keyed.into_iter().map(|(_, key, value)| crate::obj!({ "key": key, "value": value })));
+    Ok(out)
+}
+
+fn sort_rank(key: &Json) -> &'static str {
+    match key {
+        Json::Bool(_) => "0",
+        Json::Number(_) => "1",
+        _ => "2",
+    }
+}
+
+/// `tasks.fanout(worker, collection)`: every arm's result, in collection order.
+pub async fn fanout(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
+    let marks = marks_of(lua)?;
+    let section = match target(ctx, "tasks.fanout", &a.get(0)) {
+        Ok(i) => i,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    let members = match members(&marks, &a.get(1)) {
+        Ok(m) if m.is_empty() => return fail(lua, ErrKind::Lua, "tasks.fanout: the collection is empty (no work is likely a bug)"),
+        Ok(m) => m,
+        Err(m) => return fail(lua, ErrKind::Lua, m),
+    };
+    match chains::fanout(ctx, section, members).await {
+        Ok(tasks) => results(lua, &tasks),
+        Err(e) => chain_failure(lua, ctx, &e),
+    }
+}
