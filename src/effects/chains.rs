@@ -35,6 +35,17 @@ pub struct ChainStart {
     pub input: Option<String>,
     pub item: Option<Json>,
     pub index: Option<usize>,
+    /// A worker function's code (fanout arms only).
+    pub worker: Option<Rc<[u8]>>,
+}
+
+/// What a fanout runs in each arm.
+#[derive(Clone)]
+pub enum Worker {
+    /// A section (and the walk from it).
+    Section(usize),
+    /// A Lua function, compiled, run in a fresh VM per arm at the caller's section.
+    Function { section: usize, code: Rc<[u8]> },
 }
 
 /// The message a chain nested past the depth limit is refused with.
@@ -64,6 +75,7 @@ fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: Chai
         var: Rc::new(RefCell::new(var)),
         depth: owner.depth + 1,
         item: RefCell::new(start.item),
+        worker: RefCell::new(start.worker),
         index: start.index,
         memory,
         tasks: RefCell::new(Vec::new()),
@@ -73,7 +85,7 @@ fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: Chai
 /// `call(target, input?)`: runs a contained chain from `section` to its end; its result, or
 /// `None` when its walk ran out. The chain shares the caller's store identity.
 pub async fn call(ctx: &EntryCtx, section: usize, input: Option<String>) -> Result<Option<String>, RunError> {
-    let start = ChainStart { input, item: None, index: None };
+    let start = ChainStart { input, item: None, index: None, worker: None };
     let chain = new_chain(&ctx.run, &ctx.chain, ctx.chain.identity.clone(), start).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
     (ctx.run.walk_chain)(ctx.run.clone(), chain, section).await
 }
@@ -223,7 +235,11 @@ pub fn is_hard(end: &TaskEnd) -> bool {
 /// 1-based position), at most the concurrency limit running at once, every arm joined, results in
 /// collection order. A hard error in an arm cancels the arms still running (and starts no more)
 /// and comes back as the error; soft exhaustion is only reported in that arm's result.
-pub async fn fanout(ctx: &EntryCtx, section: usize, members: Vec<Json>) -> Result<Vec<Rc<Task>>, RunError> {
+pub async fn fanout(ctx: &EntryCtx, worker: Worker, members: Vec<Json>) -> Result<Vec<Rc<Task>>, RunError> {
+    let (section, code) = match worker {
+        Worker::Section(i) => (i, None),
+        Worker::Function { section, code } => (section, Some(code)),
+    };
     let limit = usize::try_from(ctx.run.limits.fanout_concurrency).unwrap_or(usize::MAX).max(1);
     let mut started: Vec<Rc<Task>> = Vec::with_capacity(members.len());
     let mut running: Vec<Rc<Task>> = Vec::new();
@@ -231,7 +247,7 @@ pub async fn fanout(ctx: &EntryCtx, section: usize, members: Vec<Json>) -> Resul
     loop {
         while running.len() < limit {
             let Some((i, item)) = members.next() else { break };
-            let start = ChainStart { input: None, item: Some(item), index: Some(i + 1) };
+            let start = ChainStart { input: None, item: Some(item), index: Some(i + 1), worker: code.clone() };
             let task = spawn(ctx, section, start, Starter::Arm).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
             started.push(task.clone());
             running.push(task);

@@ -175,6 +175,9 @@ pub struct Chain {
     pub depth: u32,
     /// The seeded item, until the chain's first section takes it.
     pub item: RefCell<Option<Json>>,
+    /// A fanout arm whose worker is a Lua function: the function (compiled), until the arm's one
+    /// entry runs it in place of the section's blocks.
+    pub worker: RefCell<Option<Rc<[u8]>>>,
     /// `sys.index`: the arm's 1-based position in its fanout.
     pub index: Option<usize>,
     /// What the chain holds for the prompt (its var, its entries' messages and VM heaps, the

@@ -12,6 +12,7 @@ pub mod events;
 pub mod memory;
 pub mod models;
 pub mod round;
+pub mod task_builtins;
 pub mod tasks;
 pub mod tool_calls;
 

@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 use super::context::EntryCtx;
 use super::memory::push_record;
 use super::tool_calls::{call_catalog, Caller};
+use super::task_builtins::{self, deliver_task_notices};
 use super::{models, Refusal};
 use crate::effects::events::Event;
 use crate::error::ErrKind;
@@ -81,7 +82,8 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         s.turn
     };
     ctx.round.borrow_mut().rounds += 1;
-    let advertised: Vec<Advertised> = ctx.scope.borrow().rendered.clone().unwrap_or_default();
+    deliver_task_notices(ctx).map_err(Refusal::lua)?;
+    let advertised: Vec<Advertised> = ctx.scope.borrow().advertised();
     let mut request = json!({
         "role": role, "spec": spec, "section": ctx.section_name(), "turn": turn,
         "messages": ctx.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
@@ -156,7 +158,7 @@ pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
             call_id: call.id.clone(),
             turn: c.scope.borrow().turn,
         },
-        Target::Catalog(_) => PendingCall::Catalog,
+        Target::Catalog(_) | Target::Task(_) => PendingCall::Catalog,
     })
 }
 
@@ -171,6 +173,19 @@ pub fn set_result(c: &EntryCtx, index: usize, text: String) {
 /// concurrently; answers the index of the next call.
 pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Refusal> {
     let turn = ctx.scope.borrow().turn;
+    // A task built-in runs alone, in its place.
+    let builtin = ctx.round.borrow().calls.get(index).and_then(|(call, t)| match t {
+        Target::Task(b) => Some((*b, call.arguments.clone())),
+        _ => None,
+    });
+    if let Some((builtin, arguments)) = builtin {
+        let text = task_builtins::run(ctx, builtin, &arguments).await;
+        if let Some(stop) = ctx.run.stop.borrow().clone() {
+            return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+        }
+        ctx.round.borrow_mut().results[index] = Some(text);
+        return Ok(index + 1);
+    }
     let batch: Vec<(usize, ToolCall, usize)> = {
         let r = ctx.round.borrow();
         r.calls
@@ -179,7 +194,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
             .skip(index)
             .map_while(|(k, (call, t))| match t {
                 Target::Catalog(idx) => Some((k, call.clone(), *idx)),
-                Target::Local(_) => None,
+                Target::Local(_) | Target::Task(_) => None,
             })
             .collect()
     };

@@ -42,6 +42,7 @@ enum Flow {
 pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<usize>) -> Result<EntryEnd, RunError> {
     let id = if section.is_some() { run.next_id() } else { 0 };
     let item = if section.is_some() { chain.item.borrow_mut().take() } else { None };
+    let worker = if section.is_some() { chain.worker.borrow_mut().take() } else { None };
     let ctx = Rc::new(EntryCtx {
         run: run.clone(),
         chain: chain.clone(),
@@ -68,7 +69,11 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         Some(i) => &run.prompt.sections[i].body,
         None => &run.prompt.h1,
     };
-    let result = run_body(&ctx, body).await.map_err(|e| e.in_section(&ctx.heading()));
+    let result = match worker {
+        Some(code) => run_worker(&ctx, &code).await,
+        None => run_body(&ctx, body).await,
+    }
+    .map_err(|e| e.in_section(&ctx.heading()));
     // The entry's conversation ends with it.
     let _ = chain.memory.set(Held::Messages, 0);
     let outcome = match &result {
@@ -81,16 +86,14 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     result
 }
 
-async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError> {
-    // A section without Lua never builds a VM: its prose is never read.
-    if body.blocks.is_empty() && !(ctx.is_h1() && ctx.run.prompt.shared.is_some()) {
-        return Ok(EntryEnd::FellThrough);
-    }
+/// A fresh VM with the preludes installed and the shared library replayed: where every entry's
+/// blocks run.
+async fn prepare_vm(ctx: &Rc<EntryCtx>) -> Result<Vm, RunError> {
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
     // Preludes install after the Engine globals and before the shared library and any block.
     if vm.has_preludes.call::<bool>(()).map_err(|e| lua::setup_error(ctx, e))? {
         // Preludes cannot reach `jump`.
-        run_function(ctx, &vm, vm.install_preludes.clone()).await?;
+        run_function(ctx, &vm, vm.install_preludes.clone(), ()).await?;
     }
     if let Some(shared) = &ctx.run.prompt.shared {
         // The shared library's top-level return is discarded: the replay is a library load.
@@ -100,6 +103,38 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
         ctx.loading_shared.set(false);
         replayed?;
     }
+    Ok(vm)
+}
+
+/// A fanout arm whose worker is a Lua function: the function (`item` and `sys.index` its
+/// arguments) is the entry's one block, with no prose.
+async fn run_worker(ctx: &Rc<EntryCtx>, code: &[u8]) -> Result<EntryEnd, RunError> {
+    let vm = prepare_vm(ctx).await?;
+    // The code is our own dump of a function compiled from the prompt's text (never a prompt's bytes).
+    let f = vm.lua.load(code).set_mode(mlua::chunk::ChunkMode::Binary).into_function().map_err(|e| lua::setup_error(ctx, e))?;
+    let item = match &ctx.item {
+        Some(j) => values::to_lua(&vm.lua, j, &vm.marks).map_err(|e| lua::setup_error(ctx, e))?,
+        None => Value::Nil,
+    };
+    let index = ctx.chain.index.map_or(Value::Nil, |i| Value::Integer(i as i64));
+    match run_function(ctx, &vm, f, (item, index)).await? {
+        Flow::Jump(target) => Ok(EntryEnd::Jumped(target)),
+        Flow::Values(values) => {
+            let first = values.front().unwrap_or(&Value::Nil);
+            match values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))? {
+                Some(result) => Ok(EntryEnd::Returned(result)),
+                None => Ok(EntryEnd::FellThrough),
+            }
+        }
+    }
+}
+
+async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError> {
+    // A section without Lua never builds a VM: its prose is never read.
+    if body.blocks.is_empty() && !(ctx.is_h1() && ctx.run.prompt.shared.is_some()) {
+        return Ok(EntryEnd::FellThrough);
+    }
+    let vm = prepare_vm(ctx).await?;
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
         let values = match run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await? {
@@ -153,15 +188,17 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
             mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
             other => lua::setup_error(ctx, other),
         })?;
-    run_function(ctx, vm, f).await
+    run_function(ctx, vm, f, ()).await
 }
 
 /// Runs a Lua function on a fresh coroutine under the Engine's raw pcall, with the budget reset
 /// and the store flushed afterwards; an uncaught error becomes the run error.
-async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function) -> Result<Flow, RunError> {
+async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl mlua::IntoLuaMulti) -> Result<Flow, RunError> {
     ctx.instructions.set(0);
     let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
-    let fut = thread.into_async::<MultiValue>(f).map_err(|e| lua::setup_error(ctx, e))?;
+    let mut call = args.into_lua_multi(&vm.lua).map_err(|e| lua::setup_error(ctx, e))?;
+    call.push_front(Value::Function(f));
+    let fut = thread.into_async::<MultiValue>(call).map_err(|e| lua::setup_error(ctx, e))?;
     let outcome = drive(ctx, fut).await;
     // A block's store changes go to the backend as one batch when it ends, however it ended.
     if let Err(detail) = ctx.run.store.flush().await {

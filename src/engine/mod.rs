@@ -129,6 +129,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         var: Rc::new(RefCell::new(var)),
         depth: 0,
         item: RefCell::new(None),
+        worker: RefCell::new(None),
         index: None,
         memory,
         tasks: RefCell::new(Vec::new()),
@@ -170,7 +171,17 @@ async fn main_walk(run: &Rc<RunShared>, chain: &Rc<Chain>) -> Result<Option<Stri
 /// the walk: it was addressed), then the chain's end. This is `RunShared::walk_chain`.
 fn walk_chain(run: Rc<RunShared>, chain: Rc<Chain>, start: usize) -> LocalBoxFuture<'static, Result<Option<String>, RunError>> {
     Box::pin(async move {
-        let walked = walk_from(&run, &chain, start).await;
+        let walked = if chain.worker.borrow().is_some() {
+            // A worker function's arm is one entry at the caller's section, running the function.
+            match block::run_entry(&run, &chain, Some(start)).await {
+                Ok(EntryEnd::Returned(r)) => Ok(Walked::Returned(r)),
+                Ok(EntryEnd::FellThrough) => Ok(Walked::RanOut),
+                Ok(EntryEnd::Jumped(target)) => walk_from(&run, &chain, target).await,
+                Err(e) => Err(e),
+            }
+        } else {
+            walk_from(&run, &chain, start).await
+        };
         end_chain(&chain, walked).await
     })
 }

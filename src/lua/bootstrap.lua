@@ -335,7 +335,7 @@ tools.call = function(tool, args)
   if is_local then return run_local(a, b, '', nil) end
   return check(E.tool(a, b, c))
 end
--- The task built-ins come with tasks; the argument rules already hold.
+-- The model's task built-ins (effects/task_builtins.rs) join the section's rounds from now on.
 tools.allow_tasks = function(targets)
   if targets ~= nil then
     if type(targets) ~= 'table' then
@@ -353,7 +353,7 @@ tools.allow_tasks = function(targets)
       raise('lua', 'tools.allow_tasks targets must name at least one section; call it with no argument to allow any section')
     end
   end
-  unavailable_fn('tools.allow_tasks')()
+  check(E.tools_allow_tasks(targets))
 end
 local calls_active, calls_get = E.calls_active, E.calls_get
 local calls_view = raw_setmetatable({}, {
@@ -495,7 +495,7 @@ end
 
 -- The block runner: each block is a function run under a raw pcall on the Engine's own
 -- coroutine, so an error value keeps its identity and the budget hook can yield to the host.
-local function run_block(f) return raw_pcall(f) end
+local function run_block(f, ...) return raw_pcall(f, ...) end
 
 return {
   run_block = run_block,

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ops::{Args, Env};
 use super::values::{self, fail, ok, Answer, Marks};
-use crate::effects::chains::{self, ChainStart, Delivered};
+use crate::effects::chains::{self, ChainStart, Delivered, Worker};
 use crate::effects::context::{EntryCtx, ProseSlot};
 use crate::effects::tasks::{first_finished, Starter, Task};
 use crate::error::{ErrKind, RunError, RunErrorKind};
@@ -171,7 +171,7 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
         }
         other => return fail(lua, ErrKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
     };
-    match chains::spawn(ctx, section, ChainStart { input, item, index: None }, Starter::Spawn) {
+    match chains::spawn(ctx, section, ChainStart { input, item, index: None, worker: None }, Starter::Spawn) {
         Ok(task) => ok(lua, (task.id.clone(), task.target.clone())),
         Err(m) => fail(lua, ErrKind::Lua, m),
     }
@@ -340,8 +340,8 @@ fn sort_rank(key: &Json) -> &'static str {
 /// `tasks.fanout(worker, collection)`: every arm's result, in collection order.
 pub async fn fanout(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let marks = marks_of(lua)?;
-    let section = match target(ctx, "tasks.fanout", &a.get(0)) {
-        Ok(i) => i,
+    let worker = match worker(lua, ctx, &a.get(0)) {
+        Ok(w) => w,
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let members = match members(&marks, &a.get(1)) {
@@ -349,8 +349,54 @@ pub async fn fanout(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
         Ok(m) => m,
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
-    match chains::fanout(ctx, section, members).await {
+    match chains::fanout(ctx, worker, members).await {
         Ok(tasks) => results(lua, &tasks),
         Err(e) => chain_failure(lua, ctx, &e),
     }
+}
+
+/// A fanout's worker: a section heading, or a Lua function that runs afresh in each arm's own VM
+/// (so it may read globals, which are the arm's, but not its caller's locals).
+fn worker(lua: &Lua, ctx: &EntryCtx, v: &Value) -> Result<Worker, String> {
+    let Value::Function(f) = v else { return target(ctx, "tasks.fanout", v).map(Worker::Section) };
+    let Some(section) = ctx.section else {
+        return Err("tasks.fanout: a worker function needs a section to run in; call it from a section, not the H1 body".into());
+    };
+    if let Some(name) = captured_local(lua, f)? {
+        return Err(format!(
+            "tasks.fanout: a worker function runs in each arm's own VM and cannot use its caller's local `{name}`; pass data in the collection (the arm's item)"
+        ));
+    }
+    Ok(Worker::Function { section, code: f.dump(false).into() })
+}
+
+/// The first upvalue of `f` that is not `_ENV` (a captured local), if any.
+fn captured_local(lua: &Lua, f: &mlua::Function) -> Result<Option<String>, String> {
+    let n = f.info().num_upvalues;
+    let mut names: Vec<String> = Vec::new();
+    for i in 1..=i32::from(n) {
+        // SAFETY: `exec_raw` pushes `f` as stack slot 1; `lua_getupvalue` reads an upvalue of it
+        // by index within its count, pushing the value (popped again) and returning its name,
+        // which Lua keeps alive while `f` is on the stack; the name is copied before the pop.
+        // The closure leaves `f` and the name (or nil) on the stack: both come back.
+        let (_, name): (Value, Option<String>) = unsafe {
+            lua.exec_raw(f.clone(), |state| {
+                let p = mlua::ffi::lua_getupvalue(state, 1, i);
+                let name = (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned());
+                if !p.is_null() {
+                    mlua::ffi::lua_pop(state, 1);
+                }
+                if let Some(n) = name {
+                    mlua::ffi::lua_pushlstring(state, n.as_ptr().cast(), n.len());
+                } else {
+                    mlua::ffi::lua_pushnil(state);
+                }
+            })
+            .map_err(|e| e.to_string())?
+        };
+        if let Some(n) = name {
+            names.push(n);
+        }
+    }
+    Ok(names.into_iter().find(|n| n != "_ENV"))
 }

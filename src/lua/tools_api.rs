@@ -15,7 +15,7 @@ use crate::effects::tool_calls::{self, LocalEnd, ScriptAnswer};
 use crate::effects::Refusal;
 use crate::error::ErrKind;
 use crate::tools::catalog::TASK_BUILTINS;
-use crate::tools::{self, LocalTool, FIXED_LIST};
+use crate::tools::{self, LocalTool, TaskAllow, FIXED_LIST};
 
 /// `tools.get(id)`: the Tool object of an offered catalog tool, or nil.
 pub fn tools_get(lua: &Lua, env: &Env, id: &Value) -> Answer {
@@ -66,6 +66,17 @@ pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
 }
 
 /// Whether a local tool handler is running. A plain boolean.
+/// `tools.allow_tasks(targets?)` once bootstrap.lua checked the arguments: a later call
+/// replaces the allowlist.
+pub fn allow_tasks(lua: &Lua, env: &Env, targets: &Value) -> Answer {
+    let allow = match targets {
+        Value::Table(t) => TaskAllow::Only(values::sequence(t).iter().map(|v| values::key_text(v).trim().to_string()).collect()),
+        _ => TaskAllow::Any,
+    };
+    env.ctx.scope.borrow_mut().task_allow = Some(allow);
+    ok(lua, ())
+}
+
 /// A local handler starts (bootstrap.lua's `run_local`).
 pub fn local_begin(lua: &Lua, env: &Env, alias: &Value) -> Answer {
     tool_calls::local_started(&env.ctx, &values::key_text(alias));

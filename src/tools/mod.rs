@@ -23,6 +23,69 @@ pub struct Advertised {
 pub enum Target {
     Catalog(usize),
     Local(String),
+    /// One of the model's task built-ins (`002`, "Giving the model task tools").
+    Task(TaskBuiltin),
+}
+
+/// The model's task built-ins, in the order a round lists them (after every other tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskBuiltin {
+    Task,
+    Cancel,
+    Status,
+    Await,
+}
+
+impl TaskBuiltin {
+    pub const ALL: [TaskBuiltin; 4] = [TaskBuiltin::Task, TaskBuiltin::Cancel, TaskBuiltin::Status, TaskBuiltin::Await];
+
+    /// The reserved name the model calls it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskBuiltin::Task => "task",
+            TaskBuiltin::Cancel => "task_cancel",
+            TaskBuiltin::Status => "task_status",
+            TaskBuiltin::Await => "await_tasks",
+        }
+    }
+
+    /// The built-in as a round advertises it.
+    pub fn advertised(self) -> Advertised {
+        let (description, parameters) = match self {
+            TaskBuiltin::Task => (
+                "Start a task: run a section of this prompt beside the conversation. Its result arrives later as a task notice.",
+                serde_json::json!({ "type": "object", "properties": {
+                    "target": { "type": "string", "description": "The section's heading, with its markers (e.g. ## Research)" },
+                    "input": { "type": "string", "description": "The task's argument string (optional)" },
+                }, "required": ["target"] }),
+            ),
+            TaskBuiltin::Cancel => (
+                "Cancel a task this conversation started.",
+                serde_json::json!({ "type": "object", "properties": { "id": { "type": "string", "description": "The task id" } }, "required": ["id"] }),
+            ),
+            TaskBuiltin::Status => (
+                "List the tasks this conversation started, with their status (running, done, failed, cancelled).",
+                serde_json::json!({ "type": "object", "properties": { "id": { "type": "string", "description": "One task id (optional)" } } }),
+            ),
+            TaskBuiltin::Await => (
+                "Wait for tasks this conversation started and read their results.",
+                serde_json::json!({ "type": "object", "properties": {
+                    "ids": { "type": "array", "items": { "type": "string" }, "description": "Task ids (optional: every running task)" },
+                    "timeout_ms": { "type": "number", "description": "Stop waiting after this many milliseconds (optional)" },
+                } }),
+            ),
+        };
+        Advertised { name: self.name().into(), target: Target::Task(self), description: description.into(), parameters }
+    }
+}
+
+/// `tools.allow_tasks`: which sections the model's `task` may start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskAllow {
+    /// `tools.allow_tasks()`: any section the entry can address.
+    Any,
+    /// The listed headings, trimmed.
+    Only(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +111,8 @@ pub struct Scope {
     pub handler_depth: u32,
     /// Model rounds this entry has run (the `turn` of events).
     pub turn: u64,
+    /// Set by `tools.allow_tasks`: the task built-ins join the rounds' tool list.
+    pub task_allow: Option<TaskAllow>,
 }
 
 pub const FIXED_LIST: &str =
@@ -97,6 +162,16 @@ impl Scope {
             self.rendered = Some(list);
         }
         self.rendered.as_deref().unwrap_or(&[])
+    }
+
+    /// What a round advertises: the rendered list, then the task built-ins while an allowlist is
+    /// set.
+    pub fn advertised(&self) -> Vec<Advertised> {
+        let mut list = self.rendered.clone().unwrap_or_default();
+        if self.task_allow.is_some() {
+            list.extend(TaskBuiltin::ALL.map(TaskBuiltin::advertised));
+        }
+        list
     }
 
     /// Counts one dispatch under `key`, setting the counts up (seeded from the scope) on the
