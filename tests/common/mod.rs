@@ -42,6 +42,13 @@ pub struct TestHost {
     pub tool_calls: RefCell<HashMap<(usize, String), ToolCall>>,
     pub tool_answers: RefCell<HashMap<String, Result<String, String>>>,
     pub tool_requests: RefCell<Vec<Json>>,
+    /// When set, every model reply waits this many executor turns (see [`yields`]) first:
+    /// seeded latencies that reorder concurrent chains.
+    pub model_latency: RefCell<Option<Box<dyn FnMut() -> u64>>>,
+    /// Fires the abort signal once this many model requests have been made.
+    pub cancel_after_requests: Cell<Option<usize>>,
+    /// The abort signal as [`Host::cancelled`] watches it.
+    pub abort: Rc<Cell<bool>>,
 }
 
 /// Completes after being polled `n` more times, waking itself each time: a stand-in for a timer
@@ -77,10 +84,19 @@ impl Host for TestHost {
         1_796_070_661_000.0
     }
     fn is_cancelled(&self) -> bool {
-        self.cancelled.get()
+        self.cancelled.get() || self.abort.get()
     }
     fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::pending())
+        // Looks at the flag every executor turn (tests only: a real host resolves a promise).
+        let abort = self.abort.clone();
+        Box::pin(futures::future::poll_fn(move |cx| {
+            if abort.get() {
+                Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }))
     }
     fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
         self.yields.set(self.yields.get() + 1);
@@ -89,7 +105,8 @@ impl Host for TestHost {
                 self.cancelled.set(true);
             }
         }
-        Box::pin(futures::future::ready(()))
+        // One executor turn, as a host's macrotask would give the other tasks.
+        Box::pin(yields(1))
     }
     fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
         sleep(ms)
@@ -99,6 +116,9 @@ impl Host for TestHost {
     }
     fn call_model(&self, role: &str, _spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
         self.requests.borrow_mut().push(request);
+        if self.cancel_after_requests.get().is_some_and(|n| self.requests.borrow().len() >= n) {
+            self.abort.set(true);
+        }
         let reply = {
             let mut replies = self.replies.borrow_mut();
             let mut used = self.replies_used.borrow_mut();
@@ -112,7 +132,9 @@ impl Host for TestHost {
                 }
             }
         };
+        let delay = self.model_latency.borrow_mut().as_mut().map_or(0, |f| f());
         Box::pin(async move {
+            yields(delay).await;
             reply.map(|r| match r {
                 Json::String(text) => json!({ "content": text, "finish_reason": "stop" }),
                 other => other,
