@@ -49,35 +49,36 @@ impl TaskBuiltin {
         }
     }
 
-    /// The built-in as a round advertises it.
+    /// The built-in as a round advertises it (its description and parameter schema come from
+    /// [`TASK_BUILTIN_SPECS`], parsed when a round lists them).
     pub fn advertised(self) -> Advertised {
-        let (description, parameters) = match self {
-            TaskBuiltin::Task => (
-                "Start a task: run a section of this prompt beside the conversation. Its result arrives later as a task notice.",
-                serde_json::json!({ "type": "object", "properties": {
-                    "target": { "type": "string", "description": "The section's heading, with its markers (e.g. ## Research)" },
-                    "input": { "type": "string", "description": "The task's argument string (optional)" },
-                }, "required": ["target"] }),
-            ),
-            TaskBuiltin::Cancel => (
-                "Cancel a task this conversation started.",
-                serde_json::json!({ "type": "object", "properties": { "id": { "type": "string", "description": "The task id" } }, "required": ["id"] }),
-            ),
-            TaskBuiltin::Status => (
-                "List the tasks this conversation started, with their status (running, done, failed, cancelled).",
-                serde_json::json!({ "type": "object", "properties": { "id": { "type": "string", "description": "One task id (optional)" } } }),
-            ),
-            TaskBuiltin::Await => (
-                "Wait for tasks this conversation started and read their results.",
-                serde_json::json!({ "type": "object", "properties": {
-                    "ids": { "type": "array", "items": { "type": "string" }, "description": "Task ids (optional: every running task)" },
-                    "timeout_ms": { "type": "number", "description": "Stop waiting after this many milliseconds (optional)" },
-                } }),
-            ),
-        };
-        Advertised { name: self.name().into(), target: Target::Task(self), description: description.into(), parameters }
+        let specs: Json = serde_json::from_str(TASK_BUILTIN_SPECS).unwrap_or_default();
+        let spec = &specs[self as usize];
+        Advertised {
+            name: self.name().into(),
+            target: Target::Task(self),
+            description: spec["description"].as_str().unwrap_or_default().into(),
+            parameters: spec["parameters"].clone(),
+        }
     }
 }
+
+/// The task built-ins' descriptions and parameter schemas, in [`TaskBuiltin::ALL`] order. Kept as
+/// JSON text: building these values with `json!` cost about 5 KB of module code.
+const TASK_BUILTIN_SPECS: &str = r#"[
+{"description": "Start a task: run a section of this prompt beside the conversation. Its result arrives later as a task notice.",
+ "parameters": {"type": "object", "properties": {
+   "target": {"type": "string", "description": "The section's heading, with its markers (e.g. ## Research)"},
+   "input": {"type": "string", "description": "The task's argument string (optional)"}}, "required": ["target"]}},
+{"description": "Cancel a task this conversation started.",
+ "parameters": {"type": "object", "properties": {"id": {"type": "string", "description": "The task id"}}, "required": ["id"]}},
+{"description": "List the tasks this conversation started, with their status (running, done, failed, cancelled).",
+ "parameters": {"type": "object", "properties": {"id": {"type": "string", "description": "One task id (optional)"}}}},
+{"description": "Wait for tasks this conversation started and read their results.",
+ "parameters": {"type": "object", "properties": {
+   "ids": {"type": "array", "items": {"type": "string"}, "description": "Task ids (optional: every running task)"},
+   "timeout_ms": {"type": "number", "description": "Stop waiting after this many milliseconds (optional)"}}}}
+]"#;
 
 /// `tools.allow_tasks`: which sections the model's `task` may start.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,4 +262,19 @@ pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
         calls.push(ToolCall { id, name, arguments });
     }
     Ok(calls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_task_builtin_has_a_description_and_an_object_schema() {
+        for b in TaskBuiltin::ALL {
+            let a = b.advertised();
+            assert_eq!(a.name, b.name());
+            assert!(!a.description.is_empty(), "{}", a.name);
+            assert_eq!(a.parameters["type"], "object", "{}", a.name);
+        }
+    }
 }
