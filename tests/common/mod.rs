@@ -80,7 +80,13 @@ impl Host for TestHost {
         self.cancelled.get()
     }
     fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::pending())
+        // Settled when asked after the cancellation (enough for the tests: nothing wakes a
+        // waiting future later).
+        if self.cancelled.get() {
+            Box::pin(futures::future::ready(()))
+        } else {
+            Box::pin(futures::future::pending())
+        }
     }
     fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
         self.yields.set(self.yields.get() + 1);
