@@ -86,3 +86,71 @@ fn a_read_without_contents_is_a_vfs_failure_not_an_empty_file() {
     assert_eq!(e.kind, RunErrorKind::Vfs);
     assert_eq!(e.message, "store backend failure: read(\"notes.txt\") answered no contents for a file open() listed");
 }
+
+fn seeded(code: &str, seed: u64) -> String {
+    match run_with(Rc::new(TestHost::default()), &lua(code), "", |o| o.seed = seed) {
+        Ok(Some(t)) => t,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn xpcall_runs_its_handler_protected() {
+    // Native Lua: the handler's own error is "error in error handling" (a C stack overflow of
+    // handlers), and xpcall answers false; the run goes on.
+    let out = seeded("local ok, e = xpcall(error, error)\nreturn tostring(ok) .. '|' .. type(e)", 1);
+    assert!(out.starts_with("false|"), "{out}");
+    assert_eq!(seeded("return select(2, xpcall(function() error('x', 0) end, function(m) return 'handled: ' .. m end))", 1), "handled: x");
+    assert_eq!(seeded("return select(2, pcall(xpcall, print))", 1), "bad argument #2 to 'xpcall' (function expected, got no value)");
+    // The budget still passes a handler by.
+    let e = run_with(Rc::new(TestHost::default()), &lua("xpcall(function() while true do end end, function(m) return m end)"), "", |_| {})
+        .unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit);
+}
+
+#[test]
+fn base_function_errors_do_not_name_the_engine_wrappers() {
+    assert_eq!(seeded("return select(2, pcall(setmetatable, 1, {}))", 1), "bad argument #1 to 'setmetatable' (table expected, got number)");
+    assert_eq!(
+        seeded("local ok, e = pcall(function() setmetatable({}, 1) end)\nreturn e", 1),
+        "## Main:12: bad argument #2 to 'setmetatable' (nil or table expected, got number)"
+    );
+    assert_eq!(
+        seeded("local t = setmetatable({}, { __metatable = 'locked' })\nlocal ok, e = pcall(function() setmetatable(t, {}) end)\nreturn e", 1),
+        "## Main:13: cannot change a protected metatable"
+    );
+    assert_eq!(seeded("return select(2, pcall(getmetatable))", 1), "bad argument #1 to 'getmetatable' (value expected)");
+    // Plain setmetatable keeps working, __index and all.
+    assert_eq!(seeded("local t = setmetatable({}, { __index = function(_, k) return k .. '!' end })\nreturn t.hi", 1), "hi!");
+}
+
+#[test]
+fn gc_finalizers_are_refused() {
+    let out = seeded("local ok, e = pcall(setmetatable, {}, { __gc = function() log('late') end })\nreturn e", 1);
+    assert_eq!(out, "setmetatable: __gc finalizers are not available in Runvil; release resources explicitly");
+    // A __gc added later is never called (Lua marks objects for finalization in setmetatable only).
+    assert_eq!(seeded("local mt = {}\nlocal t = setmetatable({}, mt)\nmt.__gc = function() while true do end end\nt = nil\nreturn 'ok'", 1), "ok");
+}
+
+#[test]
+fn math_frexp_of_infinities_and_nan() {
+    assert_eq!(
+        seeded("local function f(x) local m, e = math.frexp(x) return tostring(m) .. ',' .. e end\nreturn f(math.huge) .. ' ' .. f(-math.huge) .. ' ' .. f(8)", 1),
+        "inf,0 -inf,0 0.5,4"
+    );
+}
+
+#[test]
+fn the_same_seed_repeats_random_addresses_and_iteration_order() {
+    // (Iteration order over string keys repeats in the wasm build only: natively mlua seeds string
+    // hashing from getrandom; pkg-tests/hostile.test.mjs checks it against the package.)
+    let code = "local f = function() end\n\
+        return math.random(1, 1e9) .. ' ' .. math.random() .. ' ' .. tostring({}) .. ' ' .. tostring(f) .. ' ' .. string.format('%s', {}) .. ' '";
+    let a = seeded(code, 7);
+    assert_eq!(a, seeded(code, 7));
+    assert_ne!(a, seeded(code, 8));
+    assert!(a.contains(" table: 0x00000001 function: 0x00000002 table: 0x00000003 "), "{a}");
+    assert_eq!(seeded("local t = {} return tostring(t) == tostring(t)", 1), "true");
+    let e = seeded("return select(2, pcall(string.format, '%p', {}))", 1);
+    assert_eq!(e, "bad argument #1 to 'format' (%p is not available: addresses differ between runs)");
+}
