@@ -154,3 +154,9 @@ fn the_same_seed_repeats_random_addresses_and_iteration_order() {
     let e = seeded("return select(2, pcall(string.format, '%p', {}))", 1);
     assert_eq!(e, "bad argument #1 to 'format' (%p is not available: addresses differ between runs)");
 }
+
+#[test]
+fn a_prompt_without_a_title_names_its_h1_body() {
+    let e = run("Hello\n\n```lua\nerror('x')\n```\n", "").unwrap_err();
+    assert_eq!((e.message.as_str(), e.section.as_deref()), ("# (untitled):4: x", Some("# (untitled)")));
+}
