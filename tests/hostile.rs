@@ -160,3 +160,15 @@ fn a_prompt_without_a_title_names_its_h1_body() {
     let e = run("Hello\n\n```lua\nerror('x')\n```\n", "").unwrap_err();
     assert_eq!((e.message.as_str(), e.section.as_deref()), ("# (untitled):4: x", Some("# (untitled)")));
 }
+
+/// Strings the engine hands a block (model replies, store reads) count against the memory
+/// ceiling: mlua made them Lua 5.5 external strings, outside Lua's limit.
+#[test]
+fn engine_made_strings_count_against_the_memory_ceiling() {
+    let host = Rc::new(TestHost::default());
+    host.model("default", (0..20).map(|_| serde_json::Value::String("y".repeat(1 << 20))).collect());
+    let code = "local t = {}\nfor i = 1, 20 do t[i] = models.infer('hi') end\nreturn tostring(#t)";
+    let e = run_with(host, &lua(code), "", |o| o.limits.memory_bytes = Some(4 << 20)).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit, "{e:?}");
+    assert!(e.message.starts_with("memory ceiling of 4194304 bytes exceeded"), "{}", e.message);
+}
