@@ -49,9 +49,7 @@ test('a tool answering a value of any JS type ends in a precise outcome', async 
     assert.match(text, message);
   }
   // Structured values and plain text still pass.
-  assert.match((await callTool(() => 42)).result, /
-42
-</untrusted_input_/);
+  assert.match((await callTool(() => 42)).result, /\n42\n<\/untrusted_input_/);
   assert.equal((await callTool(() => undefined)).ok, true);
 });
 
