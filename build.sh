@@ -13,7 +13,10 @@ ROOT=$PWD
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
 APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium)
-WASM_GZIP_BUDGET=450000
+# 450,000 until issue 10: its fixes (guarded host values, store cancellation, the frontmatter
+# pre-scan, Lua-side wrappers in bootstrap.lua, engine strings in the Lua heap) cost 2.7 KB gzip
+# (docs/performance.md). To be re-decided with the size work on main.
+WASM_GZIP_BUDGET=453000
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
