@@ -79,10 +79,8 @@ fn a_read_without_contents_is_a_vfs_failure_not_an_empty_file() {
         ..Default::default()
     };
     let backend: Rc<dyn Backend> = Rc::new(stuck);
-    let e = run_with(Rc::new(TestHost::default()), &lua("return '[' .. store.read('notes.txt') .. ']'"), "", |o| {
-        o.store = Some(backend)
-    })
-    .unwrap_err();
+    let e = run_with(Rc::new(TestHost::default()), &lua("return '[' .. store.read('notes.txt') .. ']'"), "", |o| o.store = Some(backend))
+        .unwrap_err();
     assert_eq!(e.kind, RunErrorKind::Vfs);
     assert_eq!(e.message, "store backend failure: read(\"notes.txt\") answered no contents for a file open() listed");
 }
@@ -116,7 +114,10 @@ fn base_function_errors_do_not_name_the_engine_wrappers() {
         "## Main:12: bad argument #2 to 'setmetatable' (nil or table expected, got number)"
     );
     assert_eq!(
-        seeded("local t = setmetatable({}, { __metatable = 'locked' })\nlocal ok, e = pcall(function() setmetatable(t, {}) end)\nreturn e", 1),
+        seeded(
+            "local t = setmetatable({}, { __metatable = 'locked' })\nlocal ok, e = pcall(function() setmetatable(t, {}) end)\nreturn e",
+            1
+        ),
         "## Main:13: cannot change a protected metatable"
     );
     assert_eq!(seeded("return select(2, pcall(getmetatable))", 1), "bad argument #1 to 'getmetatable' (value expected)");
@@ -129,7 +130,10 @@ fn gc_finalizers_are_refused() {
     let out = seeded("local ok, e = pcall(setmetatable, {}, { __gc = function() log('late') end })\nreturn e", 1);
     assert_eq!(out, "setmetatable: __gc finalizers are not available in Runvil; release resources explicitly");
     // A __gc added later is never called (Lua marks objects for finalization in setmetatable only).
-    assert_eq!(seeded("local mt = {}\nlocal t = setmetatable({}, mt)\nmt.__gc = function() while true do end end\nt = nil\nreturn 'ok'", 1), "ok");
+    assert_eq!(
+        seeded("local mt = {}\nlocal t = setmetatable({}, mt)\nmt.__gc = function() while true do end end\nt = nil\nreturn 'ok'", 1),
+        "ok"
+    );
 }
 
 #[test]

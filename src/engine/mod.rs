@@ -16,9 +16,9 @@ use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
 use crate::store::view::Store;
 use crate::store::{Backend, Change, MemoryBackend, Opened};
-use futures::future::LocalBoxFuture;
 use crate::time;
 pub use block::EntryEnd;
+use futures::future::LocalBoxFuture;
 
 /// What a host passes for one run.
 #[derive(Clone, Default)]

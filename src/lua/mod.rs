@@ -106,7 +106,7 @@ thread_local! {
     static VM_SEED: std::cell::Cell<u32> = const { std::cell::Cell::new(0x5275_6e76) };
 }
 
-/// Lua's seed source (see [`VM_SEED`]).
+/// Lua's seed source: the seed of the VM being built and run (`VM_SEED`).
 #[no_mangle]
 pub extern "C" fn runvil_makeseed() -> std::os::raw::c_uint {
     VM_SEED.with(|s| s.get())

@@ -112,7 +112,7 @@ fn err(message: String, pos: (usize, usize)) -> RunError {
 
 /// The deepest nesting of flow collections (`[` and `{`) a frontmatter may use. serde_yaml
 /// takes time quadratic in the depth before its own recursion limit answers (80 KB of `[` took
-/// 18 s), so [`too_deep`] refuses deeper text in one linear pass first.
+/// 18 s), so `too_deep` refuses deeper text in one linear pass first.
 pub const MAX_NESTING: usize = 64;
 
 /// The 1-based (line, column) where flow collections first nest deeper than [`MAX_NESTING`], or

@@ -175,10 +175,7 @@ pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
     let Some(list) = reply.get("tool_calls").filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
     let Some(list) = list.as_array() else { return Err("the model's reply is malformed: tool_calls must be an array".into()) };
     if list.len() > MAX_TOOL_CALLS_PER_REPLY {
-        return Err(format!(
-            "the model's reply asks for {} tool calls; the limit is {MAX_TOOL_CALLS_PER_REPLY} per reply",
-            list.len()
-        ));
+        return Err(format!("the model's reply asks for {} tool calls; the limit is {MAX_TOOL_CALLS_PER_REPLY} per reply", list.len()));
     }
     let mut calls: Vec<ToolCall> = Vec::new();
     for c in list {

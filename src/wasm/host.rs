@@ -188,7 +188,10 @@ impl Host for JsHost {
             match value.as_string() {
                 Some(s) => Ok(s),
                 None if value.is_undefined() || value.is_null() => Ok(String::new()),
-                None => js_sys::JSON::stringify(&value).ok().and_then(|t| t.as_string()).ok_or_else(|| "the tool's output is not JSON".to_string()),
+                None => js_sys::JSON::stringify(&value)
+                    .ok()
+                    .and_then(|t| t.as_string())
+                    .ok_or_else(|| "the tool's output is not JSON".to_string()),
             }
         })
     }
