@@ -74,10 +74,121 @@ function checkLimits(limits) {
   for (const [key, value] of Object.entries(limits)) {
     if (!LIMIT_KEYS.includes(key)) throw new TypeError(`engine.run: unknown limit '${key}' (known: ${LIMIT_KEYS.join(', ')})`);
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw new TypeError(`engine.run: limits.${key} must be a positive integer (got ${value})`);
+      throw new TypeError(`engine.run: limits.${key} must be a positive integer (got ${typeof value === 'bigint' ? `${value}n` : String(value)})`);
+    }
+    if (key === 'memoryBytes' && value > MAX_MEMORY_BYTES) {
+      throw new TypeError(`engine.run: limits.memoryBytes must be at most ${MAX_MEMORY_BYTES} (1 GiB), what one engine instance can honour (got ${value})`);
     }
   }
   return { ...limits };
+}
+
+/** The largest memory ceiling a run may ask for (docs/reliability.md). */
+const MAX_MEMORY_BYTES = 2 ** 30;
+/** The default memory ceiling (docs/language.md); what a run without limits.memoryBytes may hold. */
+const DEFAULT_MEMORY_BYTES = 64 * 2 ** 20;
+/**
+ * What the memory ceilings of the runs in flight on one instance may add up to. A wasm32 memory
+ * holds at most 4 GiB and never shrinks; past this, a new run ends with `Limit` at once instead
+ * of letting the instance run out of memory (a trap that would fail every run on it).
+ */
+const INSTANCE_MEMORY_BUDGET = 3 * 2 ** 30;
+/** An idle instance whose memory grew past this is replaced, so the host gets the memory back. */
+const RECYCLE_MEMORY_BYTES = 256 * 2 ** 20;
+/** The engine's prompt size limit (src/parse/mod.rs), checked here before the copy into wasm. */
+const MAX_PROMPT_BYTES = 16 * 2 ** 20;
+
+/** The UTF-8 length of `text`, counted only as far as needed to compare with `limit`. */
+function utf8Length(text, limit) {
+  if (text.length * 3 <= limit) return -1; // surely within the limit; the engine counts exactly
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * A JS value a host callback threw, as a model-safe message that never throws itself: a string
+ * as is, an Error's string `message`, else a plain description (a Proxy's traps are not run).
+ */
+function thrownText(error, who) {
+  try {
+    if (typeof error === 'string') return error;
+    if (error instanceof Error) {
+      const message = error.message;
+      if (typeof message === 'string') return message;
+      return `${who} threw an Error whose message is ${describe(message)}, not a string`;
+    }
+    return `${who} threw ${describe(error)}, not an Error`;
+  } catch {
+    return `${who} threw a value that could not be inspected`;
+  }
+}
+
+function describeSafe(value) {
+  try {
+    return describe(value);
+  } catch {
+    return 'a value that could not be inspected';
+  }
+}
+
+/** Calls `f` and settles with its answer; whatever it throws becomes `new Error(thrownText(...))`. */
+async function guarded(who, f, thisArg, args) {
+  try {
+    return await f.apply(thisArg, args);
+  } catch (error) {
+    throw new Error(thrownText(error, who));
+  }
+}
+
+/** A tool's answer as the bridge takes it: text, or JSON text for any other JSON value. */
+function toolAnswer(value) {
+  if (typeof value === 'string' || value === undefined || value === null) return value ?? '';
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new Error(`the tool's output is not JSON (${thrownText(error, 'JSON.stringify')})`);
+  }
+  if (typeof text !== 'string') throw new Error(`the tool's output is not JSON (it is ${describeSafe(value)})`);
+  return text;
+}
+
+function guardTool(tool) {
+  const { call } = tool;
+  return { ...tool, call: async (args, ctx) => toolAnswer(await guarded('the tool', call, tool, [args, ctx])) };
+}
+
+function guardModel(fn) {
+  return (request) => guarded('the model function', fn, undefined, [request]);
+}
+
+function guardModels(models) {
+  if (typeof models === 'function') {
+    return (role, spec) => {
+      let fn;
+      try {
+        fn = models(role, spec);
+      } catch {
+        return undefined;
+      }
+      return typeof fn === 'function' ? guardModel(fn) : undefined;
+    };
+  }
+  return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, guardModel(fn)]));
+}
+
+function guardStore(store) {
+  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, args);
+  return { open: method('open'), read: method('read'), commit: method('commit') };
 }
 
 function checkUi(ui, defaultKind) {
@@ -127,13 +238,26 @@ function prepareRun(source, options, defaultUiKind) {
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`engine.run: signal must be an AbortSignal (got ${describe(signal)})`);
   if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
 
+  // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
+  // Error with a string message, or a value the bridge can read (docs/reliability.md).
   const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow };
-  if (models !== undefined) bridge.models = models;
+  if (models !== undefined) bridge.models = guardModels(models);
   if (onEvent !== undefined) bridge.onEvent = onEvent;
   if (signal !== undefined) bridge.signal = signal;
   if (limits !== undefined) bridge.limits = checkLimits(limits);
-  if (store !== undefined) bridge.store = store;
-  if (packs !== undefined) bridge.packs = packs;
+  if (store !== undefined) bridge.store = guardStore(store);
+  if (packs !== undefined) bridge.packs = packs.map((pack) => ({ ...pack, tools: pack.tools?.map(guardTool) }));
+
+  const bytes = utf8Length(source, MAX_PROMPT_BYTES);
+  if (bytes > MAX_PROMPT_BYTES) {
+    return {
+      outcome: {
+        ok: false,
+        error: { kind: 'Parse', message: `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (16 MiB)` },
+        seed: runSeed,
+      },
+    };
+  }
 
   const bad = loneSurrogateIndex(args);
   if (bad >= 0) {
@@ -145,7 +269,15 @@ function prepareRun(source, options, defaultUiKind) {
       },
     };
   }
-  return { bridge };
+  return { bridge, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+}
+
+function memoryOf(instance) {
+  try {
+    return instance.exports?.memory?.buffer.byteLength ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 function instanceFailed(error, seed) {
@@ -163,7 +295,8 @@ function instanceFailed(error, seed) {
  */
 async function instantiate(module) {
   const waiting = new Set();
-  const instance = { waiting, dead: false, bindings: null };
+  // `admitted`: the memory ceilings of the runs in flight (INSTANCE_MEMORY_BUDGET).
+  const instance = { waiting, dead: false, bindings: null, exports: null, admitted: 0, running: 0 };
   instance.bindings = createBindings({
     onTrap(error) {
       instance.dead = true;
@@ -171,7 +304,7 @@ async function instantiate(module) {
       waiting.clear();
     },
   });
-  await instance.bindings.__wbg_init({ module_or_path: module });
+  instance.exports = await instance.bindings.__wbg_init({ module_or_path: module });
   return instance;
 }
 
@@ -187,6 +320,9 @@ export async function makeEngine(module, { uiKind }) {
   // A dead instance is replaced lazily, once, by the first run that needs it; runs still in
   // flight on the old one finish there (or fail with it).
   async function liveInstance() {
+    // An idle instance whose memory grew large is retired: wasm memory never shrinks, and a
+    // fresh instance gives the host that memory back.
+    if (!live.dead && live.running === 0 && memoryOf(live) > RECYCLE_MEMORY_BYTES) live.dead = true;
     while (live.dead) {
       replacing ??= instantiate(module).then(
         (fresh) => { live = fresh; replacing = null; },
@@ -200,7 +336,7 @@ export async function makeEngine(module, { uiKind }) {
   async function run(source, options) {
     const prepared = prepareRun(source, options, uiKind);
     if (prepared.outcome) return prepared.outcome;
-    const { bridge } = prepared;
+    const { bridge, ceiling } = prepared;
 
     let instance;
     try {
@@ -208,6 +344,18 @@ export async function makeEngine(module, { uiKind }) {
     } catch (error) {
       return instanceFailed(error, bridge.seed);
     }
+    if (instance.admitted + ceiling > INSTANCE_MEMORY_BUDGET) {
+      return {
+        ok: false,
+        error: {
+          kind: 'Limit',
+          message: `the engine is at capacity: the runs in flight may hold ${instance.admitted} bytes, and this run's memory ceiling of ${ceiling} bytes would take them past ${INSTANCE_MEMORY_BUDGET} bytes; retry when runs finish or lower limits.memoryBytes`,
+        },
+        seed: bridge.seed,
+      };
+    }
+    instance.admitted += ceiling;
+    instance.running += 1;
     let onFail;
     const failed = new Promise((resolve) => {
       onFail = (error) => resolve(instanceFailed(error, bridge.seed));
@@ -222,6 +370,8 @@ export async function makeEngine(module, { uiKind }) {
       return instanceFailed(error, bridge.seed);
     } finally {
       instance.waiting.delete(onFail);
+      instance.admitted -= ceiling;
+      instance.running -= 1;
     }
   }
 

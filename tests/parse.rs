@@ -29,6 +29,25 @@ fn frontmatter_versions() {
 }
 
 #[test]
+fn deeply_nested_frontmatter_is_refused_before_yaml_parsing() {
+    // 80 KB of `[` took serde_yaml 18 s before its own depth error; the pre-scan answers at once.
+    let started = std::time::Instant::now();
+    let e = error(&format!("---\nname: x\nargs: {}\n---\n# T\n", "[".repeat(80_000)), "");
+    assert_eq!(e.kind, RunErrorKind::Frontmatter);
+    assert_eq!(e.message, "invalid frontmatter: collections nested deeper than 64 levels (line 3, column 71)");
+    let e = error(&format!("---\nargs: {}\n---\n# T\n", "{a: ".repeat(50_000)), "");
+    assert!(e.message.starts_with("invalid frontmatter: collections nested deeper than 64 levels"), "{}", e.message);
+    assert!(started.elapsed().as_secs() < 2, "took {:?}", started.elapsed());
+    // Brackets in quotes, comments and plain text do not count; real nesting within the limit parses.
+    let text = "[".repeat(100);
+    let ok = format!("---\nname: \"{text}\"\ndescription: '{text}' # {text}\n---\n# T\n\n## M\n\n```lua\nreturn 'ok'\n```\n");
+    assert_eq!(result(&ok, ""), "ok");
+    let nested = format!("---\nmodels: {{default: {{x: {}1{}}}}}\n---\n# T\n", "[".repeat(60), "]".repeat(60));
+    let e = error(&nested, "");
+    assert!(!e.message.contains("nested deeper"), "{}", e.message);
+}
+
+#[test]
 fn uses_entries_are_checked() {
     let e = error("---\nuses: [acme/web/fetch]\n---\n# T\n", "");
     assert_eq!(e.message, "invalid frontmatter: invalid uses entry `acme/web/fetch`: a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web` (line 2, column 8)");

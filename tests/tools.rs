@@ -309,3 +309,24 @@ fn models_use_is_fixed_after_the_first_round() {
         "models.use: the section's model is fixed at its first model round; use another section for another model"
     );
 }
+
+/// A reply asking for more tool calls than one reply may hold is a Model error before any runs
+/// (a 100,000-call reply used to take over 30 s: a quadratic id check, then every call).
+#[test]
+fn a_reply_with_too_many_tool_calls_is_a_model_error() {
+    let h = host();
+    let many: Vec<Json> = (0..100_000).map(|i| call(&format!("c{i}"), "grab", json!({}))).collect();
+    h.model("writer", vec![json!({ "content": "", "tool_calls": many })]);
+    let lua = "models.use('writer')\nlocal n = 0\ntools.offer_local('grab', 'Grab', {}, function() n = n + 1 return 'x' end)\nmessages:user('go')\nlocal ok, e = pcall(models.loop)\nreturn tostring(ok) .. '|' .. n .. '|' .. e.kind .. '|' .. e.message";
+    let started = std::time::Instant::now();
+    assert_eq!(
+        ok(&h, &section("models:\n  writer: {}\n", lua)),
+        "false|0|model|the model's reply asks for 100000 tool calls; the limit is 128 per reply"
+    );
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // 128 is still fine.
+    let most: Vec<Json> = (0..128).map(|i| call(&format!("c{i}"), "grab", json!({}))).collect();
+    h.model("writer", vec![json!({ "content": "", "tool_calls": most }), json!("done")]);
+    let lua = "models.use('writer')\nlocal n = 0\ntools.offer_local('grab', 'Grab', {}, function() n = n + 1 return 'x' end)\nmessages:user('go')\nmodels.loop()\nreturn tostring(n)";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "128");
+}

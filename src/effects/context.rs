@@ -240,6 +240,8 @@ impl EntryCtx {
     pub fn heading(&self) -> String {
         match self.section {
             Some(i) => self.run.prompt.sections[i].heading.clone(),
+            // A prompt without a `#` title still names its H1 body (never a bare `# `).
+            None if self.run.prompt.title.is_empty() => "# (untitled)".to_string(),
             None => format!("# {}", self.run.prompt.title),
         }
     }

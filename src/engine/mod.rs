@@ -20,7 +20,7 @@ use crate::effects::models;
 use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
 use crate::store::view::Store;
-use crate::store::{Backend, MemoryBackend};
+use crate::store::{Backend, Change, MemoryBackend, Opened};
 use crate::time;
 pub use block::EntryEnd;
 
@@ -81,8 +81,10 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     // The store opens before anything runs: a failing backend fails the run, never a silent
     // throwaway store.
     let backend: Rc<dyn Backend> = options.store.clone().unwrap_or_else(|| Rc::new(MemoryBackend::default()));
-    let store =
-        Store::open(backend).await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")))?;
+    // Every backend call races the host's cancellation: a backend that never answers cannot
+    // hold a cancelled run (a batch is sent whole or not at all; only the wait is given up).
+    let backend: Rc<dyn Backend> = Rc::new(Abortable { inner: backend, host: host.clone() });
+    let store = Store::open(backend).await.map_err(|detail| backend_failure(&*host, detail))?;
     let host_packs = host.packs();
     let (catalog, pack_lines) = crate::tools::catalog::build(&prompt.front.uses, &host_packs);
     let run = Rc::new(RunShared {
@@ -142,12 +144,52 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         chains::emit_finished(&run, &task, name);
     }
     // Every write the run made is in the backend before the run ends, success or failure.
-    let flushed = store.flush().await.map_err(|detail| RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}")));
+    let flushed = store.flush().await.map_err(|detail| backend_failure(&*run.host, detail));
     let result = result.and_then(|r| flushed.map(|()| r))?;
     if let Some(missing) = run.prompt.front.output.iter().find(|p| !store.has_file(p)) {
         return Err(RunError::new(RunErrorKind::Vfs, format!("output file not written: {missing}")));
     }
     Ok(result)
+}
+
+/// A store backend failure as the run error: `Cancelled` when the host cancelled the run (the
+/// backend's wait was given up), else `Vfs`.
+pub fn backend_failure(host: &dyn Host, detail: String) -> RunError {
+    if host.is_cancelled() {
+        RunError::new(RunErrorKind::Cancelled, "the run was cancelled")
+    } else {
+        RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}"))
+    }
+}
+
+/// The run's backend, each call raced against the host's cancellation.
+struct Abortable {
+    inner: Rc<dyn Backend>,
+    host: Rc<dyn Host>,
+}
+
+impl Abortable {
+    fn race<T: 'static>(&self, work: LocalBoxFuture<'static, Result<T, String>>) -> LocalBoxFuture<'static, Result<T, String>> {
+        let cancelled = self.host.cancelled();
+        Box::pin(async move {
+            match futures::future::select(work, cancelled).await {
+                futures::future::Either::Left((answer, _)) => answer,
+                futures::future::Either::Right(_) => Err("the run was cancelled while the store backend was answering".into()),
+            }
+        })
+    }
+}
+
+impl Backend for Abortable {
+    fn open(&self) -> LocalBoxFuture<'static, Result<Opened, String>> {
+        self.race(self.inner.open())
+    }
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>> {
+        self.race(self.inner.read(path))
+    }
+    fn commit(&self, changes: Vec<Change>) -> LocalBoxFuture<'static, Result<(), String>> {
+        self.race(self.inner.commit(changes))
+    }
 }
 
 /// How a walk over one level of sections ended.

@@ -65,13 +65,69 @@ local function pass(ok, ...)
   return false, normalize(e)
 end
 G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
-local function xpass(handler, ok, ...)
+-- xpcall runs the handler where Lua runs it, before the stack unwinds and protected: an error in
+-- the handler is Lua's "error in error handling", never the run's end. A control signal passes the
+-- handler by, wrapped, and goes on up.
+local raw_xpcall, CONTROL = xpcall, {}
+local function xpass(ok, ...)
   if ok then return true, ... end
   local e = ...
+  if raw_getmetatable(e) == CONTROL then raw_error(e[1], 0) end
   if is_control(e) then raw_error(e, 0) end
-  return false, (handler(normalize(e)))
+  return false, e
 end
-G.xpcall = function(f, handler, ...) return xpass(handler, raw_pcall(f, ...)) end
+G.xpcall = function(f, handler, ...)
+  if type(handler) ~= 'function' then
+    raw_error("bad argument #2 to 'xpcall' (function expected, got " .. (handler == nil and 'no value' or type(handler)) .. ')', 2)
+  end
+  return xpass(raw_xpcall(f, function(e)
+    if is_control(e) then return raw_setmetatable({ e }, CONTROL) end
+    return handler(normalize(e))
+  end, ...))
+end
+
+-- The same seed repeats a run byte for byte (docs/language.md, "Determinism"): tostring and
+-- string.format name tables and functions by a per-VM counter, never by address; %p is refused.
+local raw_tostring, raw_match, raw_format, raw_find, raw_get = tostring, string.match, string.format, string.find, rawget
+local ids, last_id = raw_setmetatable({}, { __mode = 'k' }), 0
+local HAS_ADDRESS = { table = true, ['function'] = true, userdata = true, thread = true }
+tostring = function(...)
+  if select('#', ...) == 0 then raw_error("bad argument #1 to 'tostring' (value expected)", 2) end
+  local v = ...
+  local s = raw_tostring(v)
+  if HAS_ADDRESS[type(v)] then
+    local prefix = raw_match(s, '^(.*): 0x%x+$')
+    if prefix then
+      local id = ids[v]
+      if not id then last_id = last_id + 1; id = last_id; ids[v] = id end
+      return raw_format('%s: 0x%08x', prefix, id)
+    end
+  end
+  return s
+end
+G.tostring = tostring
+string.format = function(fmt, ...)
+  if type(fmt) == 'string' and raw_find(fmt, '%%[-+ #0]*%d*%.?%d*p') then
+    raw_error("bad argument #1 to 'format' (%p is not available: addresses differ between runs)", 2)
+  end
+  local n = select('#', ...)
+  for i = 1, n do
+    if HAS_ADDRESS[type((select(i, ...)))] then
+      local args = { ... }
+      for j = i, n do
+        if HAS_ADDRESS[type(args[j])] then args[j] = tostring(args[j]) end
+      end
+      return raw_format(fmt, table.unpack(args, 1, n))
+    end
+  end
+  return raw_format(fmt, ...)
+end
+-- math.frexp of an infinity or NaN answers (x, 0), as C's frexp leaves the exponent unset there.
+local frexp, huge = math.frexp, math.huge
+math.frexp = function(x)
+  if x ~= x or x == huge or x == -huge then return x, 0 end
+  return frexp(x)
+end
 
 -- _G's metatable belongs to the Engine: `prose` and `argv` are not raw globals, they resolve
 -- here. A prompt's own setmetatable(_G, mt) is kept aside and consulted for every other miss,
@@ -131,9 +187,23 @@ G.setmetatable = function(t, mt)
     user_mt = mt
     return t
   end
+  if type(t) ~= 'table' then raw_error("bad argument #1 to 'setmetatable' (table expected, got " .. type(t) .. ')', 2) end
+  if mt ~= nil and type(mt) ~= 'table' then
+    raw_error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. type(mt) .. ')', 2)
+  end
+  -- No finalizers (docs/language.md): a __gc would run at a time the prompt does not control,
+  -- outside the block, even after the run. Lua marks an object for finalization only here.
+  if mt ~= nil and raw_get(mt, '__gc') ~= nil then
+    raw_error('setmetatable: __gc finalizers are not available in Runvil; release resources explicitly', 2)
+  end
+  if raw_getmetatable(t) ~= nil and not raw_pcall(raw_setmetatable, t, mt) then
+    raw_error('cannot change a protected metatable', 2)
+  end
   return raw_setmetatable(t, mt)
 end
-G.getmetatable = function(t)
+G.getmetatable = function(...)
+  if select('#', ...) == 0 then raw_error("bad argument #1 to 'getmetatable' (value expected)", 2) end
+  local t = ...
   if t == G then
     if user_mt == nil then return nil end
     local protected = user_mt.__metatable

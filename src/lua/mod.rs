@@ -100,6 +100,29 @@ fn bootstrap_bytecode() -> mlua::Result<Vec<u8>> {
     })
 }
 
+thread_local! {
+    /// The seed Lua's `luai_makeseed` answers while a VM is built and runs (string hashing,
+    /// `table.sort`'s pivots): Lua is compiled with `luai_makeseed()` calling
+    /// [`runvil_makeseed`] (.cargo/config.toml), so table layouts repeat with the run's seed.
+    static VM_SEED: std::cell::Cell<u32> = const { std::cell::Cell::new(0x5275_6e76) };
+}
+
+/// Lua's seed source: the seed of the VM being built and run (`VM_SEED`).
+#[no_mangle]
+pub extern "C" fn runvil_makeseed() -> std::os::raw::c_uint {
+    VM_SEED.with(|s| s.get())
+}
+
+/// A section entry's seed: the run seed mixed with the section's heading and the chain (FNV-1a),
+/// so every entry has its own `math.random` sequence and the same seed repeats all of them.
+fn entry_seed(ctx: &EntryCtx) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in ctx.run.seed.to_le_bytes().iter().chain(ctx.heading().as_bytes()).chain(ctx.chain.id().as_bytes()) {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// A section entry's VM and the internals the block runner uses.
 pub struct Vm {
     pub lua: Lua,
@@ -160,8 +183,13 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // `coroutine` is loaded for mlua's async functions only (see `ops::Env::coroutine`); the
     // sandbox removes it from the globals.
     let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+    let seed = entry_seed(ctx);
+    VM_SEED.with(|s| s.set(seed as u32));
     let lua = Lua::new_with(libs, LuaOptions::new())?;
     let g = lua.globals();
+    // math.random starts from the run's seed, per section entry (never the clock).
+    let math: Table = g.raw_get("math")?;
+    math.get::<Function>("randomseed")?.call::<()>((seed as i64, (seed >> 32) as i64))?;
     let coroutine: Table = g.raw_get("coroutine")?;
     if let Value::Table(string) = g.raw_get::<Value>("string")? {
         string.raw_set("dump", Value::Nil)?;

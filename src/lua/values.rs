@@ -321,8 +321,25 @@ pub type Answer = mlua::Result<MultiValue>;
 
 pub fn ok(lua: &Lua, values: impl mlua::IntoLuaMulti) -> Answer {
     let mut mv = values.into_lua_multi(lua)?;
+    internalize(lua, &mut mv)?;
     mv.push_front(Value::Boolean(true));
     Ok(mv)
+}
+
+/// Not generic, so `ok`'s many instantiations share one copy.
+#[inline(never)]
+fn internalize(lua: &Lua, mv: &mut MultiValue) -> mlua::Result<()> {
+    // mlua makes an owned `String`/`Vec<u8>` a Lua 5.5 *external* string, whose bytes stay on
+    // the Rust heap where Lua's memory limit never sees them (model replies and store reads
+    // bypassed the ceiling). Copied into Lua's own heap, every string the engine hands a block
+    // counts against the memory ceiling.
+    for v in mv.iter_mut() {
+        if let Value::String(s) = v {
+            let copy = lua.create_string(&*s.as_bytes())?;
+            *v = Value::String(copy);
+        }
+    }
+    Ok(())
 }
 
 /// The check convention's failure: bootstrap.lua raises an error value of this kind.

@@ -110,8 +110,66 @@ fn err(message: String, pos: (usize, usize)) -> RunError {
     RunError::at(RunErrorKind::Frontmatter, message, pos.0, pos.1)
 }
 
+/// The deepest nesting of flow collections (`[` and `{`) a frontmatter may use. serde_yaml
+/// takes time quadratic in the depth before its own recursion limit answers (80 KB of `[` took
+/// 18 s), so `too_deep` refuses deeper text in one linear pass first.
+pub const MAX_NESTING: usize = 64;
+
+/// The 1-based (line, column) where flow collections first nest deeper than [`MAX_NESTING`], or
+/// `None`. A linear scan that knows just enough YAML: quoted scalars and comments are skipped,
+/// and a bracket counts when it opens a token (at depth 0, brackets inside plain text are text).
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let (mut depth, mut line, mut col) = (0usize, 1usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut token_start = true;
+    let mut comment = false;
+    for c in text.chars() {
+        col += 1;
+        if c == '\n' {
+            (line, col, comment, token_start) = (line + 1, 0, false, true);
+            continue;
+        }
+        if comment {
+            continue;
+        }
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if q == '"' && c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        let starts = token_start || depth > 0;
+        match c {
+            '#' if token_start => comment = true,
+            '"' | '\'' if token_start => quote = Some(c),
+            '[' | '{' if starts => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some((line, col));
+                }
+            }
+            ']' | '}' if depth > 0 => depth -= 1,
+            _ => {}
+        }
+        token_start = c.is_whitespace() || (depth > 0 && matches!(c, '[' | '{' | ',' | ':'));
+    }
+    None
+}
+
 /// Parses and checks the frontmatter text that starts at file line `first_line`.
 pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
+    if let Some((line, col)) = too_deep(text) {
+        let (line, col) = (first_line + line - 1, col);
+        return Err(err(
+            format!("invalid frontmatter: collections nested deeper than {MAX_NESTING} levels (line {line}, column {col})"),
+            (line, col),
+        ));
+    }
     let doc: Yaml = serde_yaml::from_str(text).map_err(|e| {
         let (line, col) = e.location().map(|l| (first_line + l.line() - 1, l.column())).unwrap_or((first_line, 1));
         let msg = e.to_string();

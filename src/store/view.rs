@@ -162,7 +162,10 @@ impl Store {
             Some(Content::Loaded(b)) => Ok(Some(b)),
             Some(Content::Unloaded) => {
                 let data = self.backend.read(p).await.map_err(Failure::Backend)?;
-                let data = Rc::new(data.unwrap_or_default());
+                // A file open() listed must have contents: no answer is the backend's failure,
+                // never a silently empty file (docs/store.md).
+                let data = data.ok_or_else(|| Failure::Backend(format!("read({p:?}) answered no contents for a file open() listed")))?;
+                let data = Rc::new(data);
                 let mut v = self.view.borrow_mut();
                 v.held += data.len();
                 v.files.insert(p.to_string(), Content::Loaded(data.clone()));

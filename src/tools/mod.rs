@@ -241,10 +241,18 @@ impl Record {
     }
 }
 
+/// The most tool calls one model reply may ask for (docs/language.md). More is a `Model` error
+/// before any call runs: a reply of 100,000 calls would otherwise hold the run (and the host's
+/// event loop) for a long time with nothing to show.
+pub const MAX_TOOL_CALLS_PER_REPLY: usize = 128;
+
 /// Checks a model reply's tool calls as a whole (`002`, "The arguments the model sends").
 pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
     let Some(list) = reply.get("tool_calls").filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
     let Some(list) = list.as_array() else { return Err("the model's reply is malformed: tool_calls must be an array".into()) };
+    if list.len() > MAX_TOOL_CALLS_PER_REPLY {
+        return Err(format!("the model's reply asks for {} tool calls; the limit is {MAX_TOOL_CALLS_PER_REPLY} per reply", list.len()));
+    }
     let mut calls: Vec<ToolCall> = Vec::new();
     for c in list {
         let id = c.get("id").and_then(Json::as_str).unwrap_or("").to_string();

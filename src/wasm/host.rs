@@ -108,12 +108,11 @@ fn pack_spec(p: &JsValue) -> PackSpec {
     PackSpec { name: text(p, "name"), description: text(p, "description"), tools, prelude: get(p, "prelude").as_string(), unavailable }
 }
 
-/// A model-safe text for a thrown JS value.
-fn error_text(e: &JsValue) -> String {
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return String::from(err.message());
-    }
-    e.as_string().unwrap_or_else(|| "the model call failed".into())
+/// A model-safe text for a thrown JS value. The wrapper guards every host callback (js/engine.js),
+/// so this sees a string or an `Error` with a string message; it still never calls JS that can
+/// throw past it (`get` catches) nor unwraps a non-string.
+pub(crate) fn error_text(e: &JsValue) -> String {
+    e.as_string().or_else(|| get(e, "message").as_string()).unwrap_or_else(|| "the host callback failed".into())
 }
 
 impl Host for JsHost {
@@ -204,7 +203,10 @@ impl Host for JsHost {
             match value.as_string() {
                 Some(s) => Ok(s),
                 None if value.is_undefined() || value.is_null() => Ok(String::new()),
-                None => js_sys::JSON::stringify(&value).map(String::from).map_err(|_| "the tool's output is not JSON".to_string()),
+                None => js_sys::JSON::stringify(&value)
+                    .ok()
+                    .and_then(|t| t.as_string())
+                    .ok_or_else(|| "the tool's output is not JSON".to_string()),
             }
         })
     }

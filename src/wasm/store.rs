@@ -27,7 +27,7 @@ impl JsBackend {
 }
 
 fn describe(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| "unknown error".into())
+    super::host::error_text(e)
 }
 
 /// Text or bytes from JS as bytes.

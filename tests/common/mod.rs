@@ -89,8 +89,9 @@ impl Host for TestHost {
     fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
         // Looks at the flag every executor turn (tests only: a real host resolves a promise).
         let abort = self.abort.clone();
+        let already = self.cancelled.get();
         Box::pin(futures::future::poll_fn(move |cx| {
-            if abort.get() {
+            if already || abort.get() {
                 Poll::Ready(())
             } else {
                 cx.waker().wake_by_ref();
