@@ -33,14 +33,15 @@ const model = async () => {
 const fanoutSrc = `# F\n\n## Main\n\n\`\`\`lua\nlocal c = {}\nfor i = 1, ${ARMS} do c[i] = i end\nlocal rs = tasks.fanout('### W', c)\nreturn #rs\n\`\`\`\n\n### W\n\n\`\`\`lua\nreturn models.infer('x')\n\`\`\`\n`;
 
 const walls = [];
-const heaps = [];
+// Peak memory: the process's max RSS before and after the first fanout run (it only grows), over
+// the arms; it includes the wasm instance's memory growth and every arm's Lua state.
+const rss0 = process.resourceUsage().maxRSS;
+let rssPerArm = 0;
 for (let i = 0; i < RUNS; i++) {
-  global.gc?.();
-  const heap0 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
   const t0 = performance.now();
   const out = await engine.run(fanoutSrc, { models: { default: model }, limits: { fanoutConcurrency: CONCURRENCY } });
   walls.push(performance.now() - t0);
-  heaps.push(process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - heap0);
+  if (i === 0) rssPerArm = (process.resourceUsage().maxRSS - rss0) / ARMS;
   if (out.result !== String(ARMS)) throw new Error(`fanout run failed: ${JSON.stringify(out)}`);
 }
 const ideal = (LATENCY * ARMS) / CONCURRENCY;
@@ -50,7 +51,7 @@ console.log(`  wall time        ${fmt(wall, 'ms', 1)}`);
 console.log(`  ideal            ${ideal.toFixed(1)} ms (latency x arms / concurrency)`);
 console.log(`  ratio to ideal   ${fmt(stats(walls.map((w) => w / ideal)), 'x')}`);
 console.log(`  time per arm     ${fmt(stats(walls.map((w) => (w * 1000) / ARMS)), 'µs', 0)}`);
-console.log(`  JS heap per arm  ${fmt(stats(heaps.map((h) => h / ARMS / 1024)), 'KiB', 1)} (growth over the run, JS side)`);
+console.log(`  peak RSS per arm ${rssPerArm.toFixed(1)} KiB (max RSS growth over the first run / arms)`);
 
 // call and jump: N of them in one run against N plain fall-through entries; per-operation cost
 // is the difference over N.

@@ -68,7 +68,11 @@ fn a_heading_that_is_not_visible_is_a_lua_error_listing_the_visible_ones() {
     let src = prompt(&format!("## A\n\n{}\n### Child\n\n{}\n## B\n\n{}", lua("jump('## Child')"), lua("return 'c'"), lua("return 'b'")));
     let e = err(&src);
     assert_eq!(e.kind, RunErrorKind::Lua);
-    assert!(e.message.contains(r####"no section "## Child" is visible from here; visible sections: ["## B", "### Child"]"####), "{}", e.message);
+    assert!(
+        e.message.contains(r####"no section "## Child" is visible from here; visible sections: ["## B", "### Child"]"####),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

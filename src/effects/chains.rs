@@ -67,7 +67,9 @@ fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: Chai
     };
     let var = owner.var.borrow().clone();
     let memory = Meter::new(run.limits.memory_bytes);
-    memory.charge(Held::Var, json_size(&var) as i64).map_err(|r| format!("memory ceiling of {} bytes exceeded: {}", r.ceiling, r.describe()))?;
+    memory
+        .charge(Held::Var, json_size(&var) as i64)
+        .map_err(|r| format!("memory ceiling of {} bytes exceeded: {}", r.ceiling, r.describe()))?;
     Ok(Rc::new(Chain {
         identity,
         args,

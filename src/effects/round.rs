@@ -8,8 +8,8 @@ use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
 use super::memory::push_record;
-use super::tool_calls::{call_catalog, Caller};
 use super::task_builtins::{self, deliver_task_notices};
+use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
 use crate::error::ErrKind;

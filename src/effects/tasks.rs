@@ -76,7 +76,17 @@ pub struct Task {
 
 impl Task {
     pub fn new(id: String, target: String, item: Option<Json>, starter: Starter, chain: Rc<Chain>, abort: AbortHandle) -> Task {
-        Task { id, target, item, starter, chain, end: RefCell::new(None), wakers: RefCell::new(Vec::new()), abort, joined: Cell::new(false) }
+        Task {
+            id,
+            target,
+            item,
+            starter,
+            chain,
+            end: RefCell::new(None),
+            wakers: RefCell::new(Vec::new()),
+            abort,
+            joined: Cell::new(false),
+        }
     }
 
     pub fn status(&self) -> Status {

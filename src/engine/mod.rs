@@ -11,14 +11,14 @@ use futures::future::LocalBoxFuture;
 
 use crate::effects::chains::{self, parse_argv};
 use crate::effects::context::{Chain, Identity, RunShared};
-use crate::effects::tasks::{self, TaskPool};
-use crate::store::claims::Clock;
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
 use crate::effects::memory::{json_size, Held, Meter};
 use crate::effects::models;
+use crate::effects::tasks::{self, TaskPool};
 use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::host::Host;
+use crate::store::claims::Clock;
 use crate::store::view::Store;
 use crate::store::{Backend, Change, MemoryBackend, Opened};
 use crate::time;

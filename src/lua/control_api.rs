@@ -233,7 +233,13 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
         Value::Nil => None,
         Value::Integer(n) if n >= 0 => Some(n as f64),
         Value::Number(n) if n >= 0.0 && n.is_finite() => Some(n),
-        other => return fail(lua, ErrKind::Lua, format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other))),
+        other => {
+            return fail(
+                lua,
+                ErrKind::Lua,
+                format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other)),
+            )
+        }
     };
     let all = async {
         for t in &tasks {
@@ -293,7 +299,9 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
             values::lua_type(collection)
         ));
     };
-    let as_json = |v: &Value, at: &str| values::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()));
+    let as_json = |v: &Value, at: &str| {
+        values::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()))
+    };
     // A var proxy (or any table that converts whole) reads as its JSON value.
     if t.metatable().is_some() {
         return match as_json(collection, "collection")? {
@@ -318,7 +326,12 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
         }
         let key = match &k {
             Value::String(_) | Value::Integer(_) | Value::Number(_) | Value::Boolean(_) => as_json(&k, "key")?,
-            other => return Err(format!("tasks.fanout: a member's key is a {}; keys must be strings, numbers or booleans", values::lua_type(other))),
+            other => {
+                return Err(format!(
+                    "tasks.fanout: a member's key is a {}; keys must be strings, numbers or booleans",
+                    values::lua_type(other)
+                ))
+            }
         };
         let at = values::key_text(&k);
         let value = as_json(&v, &at)?;

@@ -11,7 +11,7 @@
 //! new access by a chain whose clock is `C` exactly when `epoch <= C[a]`. The verdict depends only
 //! on where the forks and joins sit in the prompt, never on which task ran first.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::path::Pattern;
 
@@ -77,9 +77,9 @@ struct Earlier {
 #[derive(Debug, Default)]
 pub struct Claims {
     /// Claims on paths, by path: a new path claim looks only at its own path and the globs.
-    paths: HashMap<String, Vec<Earlier>>,
+    paths: BTreeMap<String, Vec<Earlier>>,
     /// Claims on glob patterns (reads only).
-    patterns: HashMap<String, Vec<Earlier>>,
+    patterns: BTreeMap<String, Vec<Earlier>>,
     /// Whether more than one chain has claimed anything (until then nothing can conflict).
     chains_seen: Option<String>,
     many_chains: bool,
@@ -117,9 +117,8 @@ impl Claims {
     }
 
     fn check(&self, write: bool, region: &Region, who: Accessor) -> Result<(), Conflict> {
-        let conflict = |earlier: &Earlier| {
-            earlier.chain != who.chain && (earlier.write || write) && earlier.epoch > who.clock.epoch(&earlier.chain)
-        };
+        let conflict =
+            |earlier: &Earlier| earlier.chain != who.chain && (earlier.write || write) && earlier.epoch > who.clock.epoch(&earlier.chain);
         let report = |earlier: &Earlier, path: &str| Conflict {
             message: format!(
                 "store determinism violation: {} on {} by {} conflicts with a {} claim by {}",

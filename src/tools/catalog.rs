@@ -100,6 +100,12 @@ pub fn build(uses: &[String], host: &[PackSpec]) -> (Catalog, Vec<String>) {
                 }
                 chosen.push((id, true, Some(h)));
             }
+            // `subagents` is the engine's own Pack, always present: declaring it is satisfied.
+            None if vendor == "runvil" && id == "subagents" => {
+                if !chosen.iter().any(|(c, _, _)| c == "subagents") {
+                    chosen.push((id, true, None));
+                }
+            }
             None => {
                 let line = if vendor == "runvil" && !entry.contains('/') {
                     match host_named.iter().find(|(_, i)| *i == id) {
@@ -223,6 +229,14 @@ mod tests {
                 "- fetch is unavailable: web/fetch is not installed",
             ]
         );
+    }
+
+    #[test]
+    fn declaring_subagents_is_satisfied() {
+        let (c, unmet) = build(&["subagents".into()], &[]);
+        assert!(unmet.is_empty(), "{unmet:?}");
+        let ids: Vec<(&str, bool)> = c.packs.iter().map(|p| (p.id.as_str(), p.declared)).collect();
+        assert_eq!(ids, [("subagents", true)]);
     }
 
     #[test]

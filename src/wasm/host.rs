@@ -154,7 +154,8 @@ impl Host for JsHost {
 
     fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
         // Every runtime the package supports has a global `setTimeout`.
-        let set_timeout: Option<Function> = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("setTimeout")).ok().and_then(|f| f.dyn_into().ok());
+        let set_timeout: Option<Function> =
+            js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("setTimeout")).ok().and_then(|f| f.dyn_into().ok());
         let promise = Promise::new(&mut |resolve, _reject| {
             if let Some(f) = &set_timeout {
                 let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
