@@ -154,11 +154,7 @@ fn a_hard_error_in_an_arm_cancels_its_siblings_and_raises_at_the_fanout() {
     let host = Rc::new(TestHost::default());
     default_model(&host, 10);
     // Arms 1 and 3 wait on the model for a while; arm 2 fails at once.
-    let mut n = 0;
-    *host.model_latency.borrow_mut() = Some(Box::new(move || {
-        n += 1;
-        50
-    }));
+    *host.model_latency.borrow_mut() = Some(Box::new(|| 50));
     let src = prompt(&format!(
         "## Main\n\n{}\n### W\n\n{}",
         lua("local ok, e = pcall(tasks.fanout, '### W', { 1, 2, 3 })\nreturn tostring(ok) .. '|' .. e.kind .. '|' .. e.message"),
@@ -230,7 +226,10 @@ fn cancelling_mid_fanout_leaves_no_task_running_and_the_store_whole() {
 
 /// Runs `source` under `seeds` different model latency orderings; answers each run's verdict
 /// (result or error kind) and final store.
-fn under_orderings(source: &str, replies: usize, seeds: u64) -> Vec<(Result<Option<String>, RunErrorKind>, Vec<(String, Vec<u8>)>)> {
+/// A run's verdict (its result, or its error kind) and its final store.
+type Verdict = (Result<Option<String>, RunErrorKind>, Vec<(String, Vec<u8>)>);
+
+fn under_orderings(source: &str, replies: usize, seeds: u64) -> Vec<Verdict> {
     (0..seeds)
         .map(|seed| {
             let host = Rc::new(TestHost::default());

@@ -18,7 +18,6 @@ use super::memory::{json_size, Held, Meter};
 use super::tasks::{first_finished, Starter, Task, TaskEnd};
 use crate::error::{RunError, RunErrorKind};
 use crate::prompt::Prompt;
-use crate::store::claims::Clock;
 
 /// argv for an argument string (`001`, "When argv is nil"): without `args:` the implicit
 /// declaration wraps the string; with one, argv is its JSON parse, nil when it does not parse or
@@ -97,12 +96,7 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
     let run = &ctx.run;
     let owner = &ctx.chain;
     let id = owner.identity.next_task_id();
-    let clock = {
-        let mut owner_clock = owner.identity.clock.borrow_mut();
-        let forked = Clock::forked(&owner_clock, &id);
-        owner_clock.tick(&owner.identity.id);
-        forked
-    };
+    let clock = owner.identity.fork(&id);
     let item = start.item.clone();
     let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
     let (abort, registration) = AbortHandle::new_pair();
@@ -150,7 +144,7 @@ pub fn join(owner: &Identity, task: &Task) {
     if task.joined.replace(true) {
         return;
     }
-    owner.clock.borrow_mut().join(&task.chain.identity.clock.borrow());
+    owner.join(&task.chain.identity);
 }
 
 /// A chain's end joins every task it owns, waiting for those still running.

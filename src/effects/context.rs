@@ -15,7 +15,7 @@ use super::tasks::{Task, TaskPool};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
 use crate::prompt::Prompt;
-use crate::store::claims::{Accessor, Clock};
+use crate::store::claims::Clock;
 use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};
@@ -139,13 +139,15 @@ impl RunShared {
 pub struct Identity {
     /// `0` for the main chain (H1 included), `0.k` for its k-th task, `0.k.j` below.
     pub id: String,
-    pub clock: RefCell<Clock>,
+    /// Shared, copied on write: a store call keeps the clock it started with while it waits,
+    /// without holding a borrow across the wait.
+    clock: RefCell<Rc<Clock>>,
     next_task: Cell<u32>,
 }
 
 impl Identity {
     pub fn new(id: String, clock: Clock) -> Rc<Identity> {
-        Rc::new(Identity { id, clock: RefCell::new(clock), next_task: Cell::new(0) })
+        Rc::new(Identity { id, clock: RefCell::new(Rc::new(clock)), next_task: Cell::new(0) })
     }
 
     /// The id of this identity's next task (`0.k`).
@@ -155,10 +157,24 @@ impl Identity {
         format!("{}.{k}", self.id)
     }
 
-    /// Runs `f` with this identity as a store accessor at this moment.
-    pub fn access<R>(&self, f: impl FnOnce(Accessor) -> R) -> R {
-        let clock = self.clock.borrow();
-        f(Accessor { chain: &self.id, clock: &clock })
+    /// The identity's clock as it stands now.
+    pub fn clock(&self) -> Rc<Clock> {
+        self.clock.borrow().clone()
+    }
+
+    /// A fork: the clock a new task `id` starts from; this identity's own epoch moves on, so what
+    /// it does from now on is not ordered before the task.
+    pub fn fork(&self, id: &str) -> Clock {
+        let mut clock = self.clock.borrow_mut();
+        let forked = Clock::forked(&clock, id);
+        Rc::make_mut(&mut clock).tick(&self.id);
+        forked
+    }
+
+    /// A join: everything `other` was ordered after, this identity is now ordered after too.
+    pub fn join(&self, other: &Identity) {
+        let theirs = other.clock();
+        Rc::make_mut(&mut self.clock.borrow_mut()).join(&theirs);
     }
 }
 

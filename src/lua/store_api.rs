@@ -119,7 +119,7 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
             };
             let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
             let store = ctx.run.store.clone();
-            let clock = ctx.chain.identity.clock.borrow();
+            let clock = ctx.chain.identity.clock();
             let who = Accessor { chain: ctx.chain.id(), clock: &clock };
             match store.str_replace(who, &path_text(p), &old, &new).await {
                 Ok(()) => ok(lua, ()),
@@ -133,7 +133,7 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
                 Err(m) => return fail(lua, ErrKind::Lua, m),
             };
             let store = ctx.run.store.clone();
-            let clock = ctx.chain.identity.clock.borrow();
+            let clock = ctx.chain.identity.clock();
             let chain = Accessor { chain: ctx.chain.id(), clock: &clock };
             let result = match op {
                 StoreOp::Delete => store.delete(chain, &p).await.map(|()| Value::Nil),
@@ -161,7 +161,7 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Ans
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
-    let clock = ctx.chain.identity.clock.borrow();
+    let clock = ctx.chain.identity.clock();
     let who = Accessor { chain: ctx.chain.id(), clock: &clock };
     let result = if append { store.append(who, &p, &contents).await } else { store.write(who, &p, &contents).await };
     match result {
@@ -179,7 +179,7 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &Args, numbered: bool) -> An
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
     let store = ctx.run.store.clone();
-    let clock = ctx.chain.identity.clock.borrow();
+    let clock = ctx.chain.identity.clock();
     let who = Accessor { chain: ctx.chain.id(), clock: &clock };
     match store.read(who, &path_text(p), start, end, numbered).await {
         Ok(text) => ok(lua, text),

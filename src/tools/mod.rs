@@ -50,7 +50,7 @@ impl TaskBuiltin {
     }
 
     /// The built-in as a round advertises it (its description and parameter schema come from
-    /// [`TASK_BUILTIN_SPECS`], parsed when a round lists them).
+    /// `TASK_BUILTIN_SPECS`, parsed when a round lists them).
     pub fn advertised(self) -> Advertised {
         let specs: Json = serde_json::from_str(TASK_BUILTIN_SPECS).unwrap_or_default();
         let spec = &specs[self as usize];
