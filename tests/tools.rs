@@ -180,6 +180,25 @@ fn grab_loop_and_records() {
 }
 
 #[test]
+fn reasoning_goes_back_with_the_assistant_record() {
+    // Providers whose thinking-mode tool loops need the reply's reasoning sent back (issue 13).
+    let h = host();
+    h.model(
+        "writer",
+        vec![
+            json!({ "content": "", "reasoning_content": "I should grab x.", "tool_calls": [call("call_1", "grab", json!({"value": "x"}))] }),
+            json!("done"),
+        ],
+    );
+    let lua = "models.use('writer')\ntools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args) return 'got' end)\nmessages:user('Grab x.')\nreturn models.loop()";
+    assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "done");
+    let second = &h.requests.borrow()[1];
+    assert_eq!(second["messages"][1]["reasoning_content"], json!("I should grab x."));
+    assert_eq!(second["messages"][0].get("reasoning_content"), None);
+    assert_eq!(second["messages"][2].get("reasoning_content"), None);
+}
+
+#[test]
 fn grab_state_and_raise_in_loop() {
     let h = host();
     let two =

@@ -219,7 +219,8 @@ pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
 /// What a conversation record holds: its text, its ids, and its tool calls' arguments as JSON.
 pub fn record_size(r: &crate::tools::Record) -> usize {
     let calls: usize = r.tool_calls.iter().map(|c| c.id.len() + c.name.len() + json_size(&c.arguments)).sum();
-    r.role.len() + r.content.len() + r.tool_call_id.as_ref().map_or(0, String::len) + calls
+    let extra = r.tool_call_id.as_ref().map_or(0, String::len) + r.reasoning.as_ref().map_or(0, String::len);
+    r.role.len() + r.content.len() + extra + calls
 }
 
 /// Appends a record to the entry's conversation, charging it against the memory ceiling first.

@@ -20,6 +20,8 @@ use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 pub struct Round {
     /// The text of the reply that asked for the calls (the assistant record's content).
     pub content: String,
+    /// The reply's `reasoning_content`, kept on the assistant record.
+    pub reasoning: Option<String>,
     pub calls: Vec<(ToolCall, Target)>,
     pub results: Vec<Option<String>>,
     /// Whether any round of this loop asked for tools (for the empty-reply rule).
@@ -106,12 +108,13 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         Some(Json::Null) | None => String::new(),
         Some(_) => return Err(model_error("the model's reply is malformed: content must be a string".into())),
     };
+    let reasoning = reply.get("reasoning_content").and_then(Json::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     if calls.is_empty() {
         let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
         if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
-        push_record(ctx, Record::text("assistant", content.clone())).map_err(Refusal::lua)?;
+        push_record(ctx, Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
         return Ok(RoundEnd::Final(content));
     }
     // The scope gate: every name must be one this round advertised.
@@ -142,6 +145,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let mut r = ctx.round.borrow_mut();
     r.had_calls = true;
     r.content = content;
+    r.reasoning = reasoning;
     r.results = vec![None; n];
     r.calls = resolved;
     Ok(RoundEnd::Calls(n))
@@ -225,12 +229,12 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         content: r.content,
         tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
         tool_call_id: None,
+        reasoning: r.reasoning,
     };
     *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
     push_record(c, assistant).map_err(Refusal::lua)?;
     for ((call, _), text) in r.calls.iter().zip(r.results) {
-        let tool =
-            Record { role: "tool".into(), content: text.unwrap_or_default(), tool_calls: Vec::new(), tool_call_id: Some(call.id.clone()) };
+        let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };
         push_record(c, tool).map_err(Refusal::lua)?;
     }
     Ok(())

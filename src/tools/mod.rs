@@ -212,6 +212,9 @@ pub struct Record {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
     pub tool_call_id: Option<String>,
+    /// The reasoning text the model's reply carried (`reasoning_content`), kept so the record goes
+    /// back to the model with it in later rounds (providers whose thinking-mode tool loops need it).
+    pub reasoning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -223,7 +226,7 @@ pub struct ToolCall {
 
 impl Record {
     pub fn text(role: &str, content: String) -> Self {
-        Record { role: role.into(), content, tool_calls: Vec::new(), tool_call_id: None }
+        Record { role: role.into(), content, tool_calls: Vec::new(), tool_call_id: None, reasoning: None }
     }
 
     /// The record as the model request carries it (js-api.md, Models).
@@ -236,6 +239,9 @@ impl Record {
         }
         if let Some(id) = &self.tool_call_id {
             o["tool_call_id"] = Json::from(id.clone());
+        }
+        if let Some(text) = &self.reasoning {
+            o["reasoning_content"] = Json::from(text.clone());
         }
         o
     }
