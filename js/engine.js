@@ -67,6 +67,51 @@ export const yieldNow = (() => {
   return () => new Promise((resolve) => setTimeout(resolve, 0));
 })();
 
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cached_tokens', 'reasoning_tokens'];
+
+/**
+ * Wraps the run's model functions (js/README.md, "Model events and usage"): a request gets
+ * `emit(name, fields)` so a model function can report `model_*` events (retries) into the run's
+ * event stream, and a reply's `usage` is reported as a `model_usage` event and added to the
+ * run's per-role totals (`outcome.usage`).
+ */
+function observeModels(models, onEvent, totals) {
+  const emit = (fields) => {
+    if (!onEvent) return;
+    try {
+      onEvent(fields);
+    } catch { /* the observer cannot change the run */ }
+  };
+  const wrap = (fn) => function observedModel(request) {
+    if (request && typeof request === 'object') {
+      request.emit = (name, fields = {}) => {
+        if (typeof name !== 'string' || !/^model_[a-z0-9_]+$/.test(name) || name === 'model_turn_started' || name === 'model_turn_completed') {
+          throw new TypeError(`request.emit: a model function reports events named model_<name> (got ${describe(name)}${typeof name === 'string' ? ` '${name}'` : ''})`);
+        }
+        emit({ ...(isPlainObject(fields) ? fields : {}), event: name, type: name, section: request.section, role: request.role, turn: request.turn });
+      };
+    }
+    return Promise.resolve(fn(request)).then((reply) => {
+      const usage = isPlainObject(reply) && isPlainObject(reply.usage) ? reply.usage : undefined;
+      if (usage) {
+        const role = String(request?.role);
+        const sum = (totals[role] ??= { calls: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0 });
+        sum.calls += 1;
+        for (const key of USAGE_KEYS) if (Number.isFinite(usage[key]) && usage[key] >= 0) sum[key] += usage[key];
+        emit({ event: 'model_usage', type: 'model_usage', section: request.section, role, turn: request.turn, usage: { ...usage }, totals: { ...sum } });
+      }
+      return reply;
+    });
+  };
+  if (typeof models === 'function') {
+    return (role, spec) => {
+      const fn = models(role, spec);
+      return typeof fn === 'function' ? wrap(fn) : fn;
+    };
+  }
+  return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, wrap(fn)]));
+}
+
 const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency'];
 
 function checkLimits(limits) {
@@ -241,7 +286,8 @@ function prepareRun(source, options, defaultUiKind) {
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
   const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow };
-  if (models !== undefined) bridge.models = guardModels(models);
+  const usage = {};
+  if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
   if (onEvent !== undefined) bridge.onEvent = onEvent;
   if (signal !== undefined) bridge.signal = signal;
   if (limits !== undefined) bridge.limits = checkLimits(limits);
@@ -269,7 +315,7 @@ function prepareRun(source, options, defaultUiKind) {
       },
     };
   }
-  return { bridge, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  return { bridge, usage, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
 }
 
 function memoryOf(instance) {
@@ -336,7 +382,7 @@ export async function makeEngine(module, { uiKind }) {
   async function run(source, options) {
     const prepared = prepareRun(source, options, uiKind);
     if (prepared.outcome) return prepared.outcome;
-    const { bridge, ceiling } = prepared;
+    const { bridge, usage, ceiling } = prepared;
 
     let instance;
     try {
@@ -363,7 +409,10 @@ export async function makeEngine(module, { uiKind }) {
     instance.waiting.add(onFail);
     try {
       const outcome = await Promise.race([instance.bindings.runPrompt(source, bridge), failed]);
-      return { ...outcome, seed: outcome.seed ?? bridge.seed };
+      const done = { ...outcome, seed: outcome.seed ?? bridge.seed };
+      // Per-role token totals, when any model reply reported usage.
+      if (Object.keys(usage).length) done.usage = usage;
+      return done;
     } catch (error) {
       // The bridge never rejects for prompt failures: a throw means the instance is unusable.
       instance.dead = true;

@@ -1,83 +1,338 @@
 // openAIChatModel: a model function (js-api.md, Models) that speaks the OpenAI-compatible
 // chat-completions protocol with tools, over fetch. Works with any server that implements
 // POST {baseURL}/chat/completions (hosted providers, local inference servers).
+//
+// What it does beyond one POST (js/README.md, "openAIChatModel"): bounded retries with exponential
+// backoff and jitter (honouring retry-after-ms / retry-after), a per-attempt timeout, the role
+// spec's request options passed through by name, tool names the protocol refuses shortened and
+// mapped back, usage, reasoning_content sent back with tool-call turns, and every provider reply
+// shape that has no usable answer (refusal, content filter, a 200 with an error body) turned into
+// a Model error that says so.
 
-function toWire(record) {
+/** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
+const PASS_THROUGH = [
+  'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'stop', 'n',
+  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user',
+  'tool_choice', 'parallel_tool_calls', 'response_format', 'reasoning_effort', 'verbosity',
+  'service_tier', 'store', 'metadata', 'prediction', 'top_k', 'min_p', 'repetition_penalty',
+];
+const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
+/** What OpenAI accepts as a function name. */
+const WIRE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const DEFAULTS = { maxRetries: 2, timeoutMs: 600_000, retryDelayMs: 500, maxRetryDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** FNV-1a over UTF-16 code units, 32 bits, as 8 hex digits. */
+function fnv1a(text, basis) {
+  let h = basis >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * The name a tool goes by on the wire: itself when the protocol accepts it, else a stem of it
+ * (characters outside [A-Za-z0-9_-] become '_') and a 64-bit hash of the whole name, 64
+ * characters at most. Deterministic, so a name means the same in every round and every run.
+ */
+export function wireToolName(name) {
+  if (WIRE_NAME.test(name)) return name;
+  const hash = fnv1a(name, 0x811c9dc5) + fnv1a(name, 0x01000193);
+  return `${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64 - hash.length - 1)}_${hash}`;
+}
+
+/** `{baseURL}/chat/completions`, keeping a query string (e.g. `?api-version=`) at the end. */
+function endpoint(baseURL) {
+  const q = baseURL.search(/[?#]/);
+  const path = q < 0 ? baseURL : baseURL.slice(0, q);
+  const query = q < 0 ? '' : baseURL.slice(q);
+  return `${path.replace(/\/+$/, '')}/chat/completions${query}`;
+}
+
+function toWire(record, names) {
   if (record.role === 'tool') return { role: 'tool', tool_call_id: record.tool_call_id, content: record.content };
   const message = { role: record.role, content: record.content };
   if (record.tool_calls?.length) {
     message.tool_calls = record.tool_calls.map((c) => ({
       id: c.id,
       type: 'function',
-      function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+      function: { name: names.wire(c.name), arguments: JSON.stringify(c.arguments ?? {}) },
     }));
     if (message.content === '') message.content = null;
+    // Thinking-mode tool loops (DeepSeek) need the turn's reasoning back; other turns leave it out.
+    if (typeof record.reasoning_content === 'string') message.reasoning_content = record.reasoning_content;
   }
   return message;
 }
 
-/** The model's arguments text as JSON; text that is not JSON stays text (the engine refuses it). */
-function parseArguments(text) {
-  if (typeof text !== 'string') return text ?? {};
+/** The model's arguments text as JSON; no text means no arguments; text that is not JSON stays text (the engine refuses it). */
+function parseArguments(value) {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'string') return value;
+  if (value.trim() === '') return {};
   try {
-    return JSON.parse(text);
+    return JSON.parse(value);
   } catch {
-    return text;
+    return value;
   }
+}
+
+/** A message's text: a string, or the text parts of a content-part array (Mistral and others). */
+function textOf(content) {
+  if (typeof content === 'string') return { text: content };
+  if (!Array.isArray(content)) return { text: '' };
+  let text = '';
+  let reasoning = '';
+  for (const part of content) {
+    if (typeof part === 'string') text += part;
+    else if (isObject(part) && part.type === 'thinking') reasoning += textOf(part.thinking).text;
+    else if (isObject(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text')) text += part.text;
+  }
+  return { text, reasoning };
+}
+
+/** The provider's usage object as the reply's `usage` (js/README.md). */
+function usageOf(u) {
+  if (!isObject(u)) return undefined;
+  const n = (v) => (Number.isFinite(v) && v >= 0 ? v : undefined);
+  const usage = {
+    input_tokens: n(u.prompt_tokens) ?? n(u.input_tokens) ?? 0,
+    output_tokens: n(u.completion_tokens) ?? n(u.output_tokens) ?? 0,
+  };
+  const cached = n(u.prompt_tokens_details?.cached_tokens) ?? n(u.input_tokens_details?.cached_tokens) ?? n(u.prompt_cache_hit_tokens);
+  if (cached !== undefined) usage.cached_tokens = cached;
+  const reasoning = n(u.completion_tokens_details?.reasoning_tokens) ?? n(u.output_tokens_details?.reasoning_tokens);
+  if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
+  return usage;
+}
+
+/** An error object's message: `{ message }`, a string, or its JSON. */
+function errorText(e) {
+  if (typeof e === 'string') return e;
+  if (isObject(e) && typeof e.message === 'string') return e.message;
+  return JSON.stringify(e).slice(0, 500);
+}
+
+const retryableStatus = (s) => s === 408 || s === 409 || s === 429 || (s >= 500 && s <= 599);
+
+/** The wait the server asked for, in ms, or undefined. */
+function retryAfter(headers) {
+  const ms = Number.parseFloat(headers?.get?.('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get?.('retry-after');
+  if (!value) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (/^\s*[0-9.]+\s*$/.test(value) && Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function cancelled() {
+  return new Error('the model call was cancelled');
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts first. */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * One attempt: POST and read the whole body, within `timeoutMs`, raced against the run's signal
+ * (so even a fetch that ignores its signal cannot keep the run waiting). Answers
+ * `{ response, text }` or `{ failure }` (a network error or the timeout); throws when cancelled.
+ */
+async function attempt(fetch, url, init, signal, timeoutMs) {
+  const controller = new AbortController();
+  let timer;
+  let onAbort;
+  const stop = new Promise((resolve, reject) => {
+    onAbort = () => {
+      controller.abort();
+      reject(cancelled());
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (Number.isFinite(timeoutMs)) {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve({ failure: `the model provider did not answer within ${timeoutMs} ms` });
+      }, timeoutMs);
+    }
+  });
+  const exchange = (async () => {
+    try {
+      const response = await fetch(url, { ...init, signal: controller.signal });
+      return { response, text: await response.text() };
+    } catch (error) {
+      return { failure: `the model provider could not be reached (${error?.message ?? error})` };
+    }
+  })();
+  try {
+    return await Promise.race([exchange, stop]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Names as the wire spells them, and back. */
+function nameMap() {
+  const back = new Map();
+  return {
+    wire(name) {
+      const w = wireToolName(name);
+      back.set(w, name);
+      return w;
+    },
+    name: (w) => back.get(w) ?? w,
+  };
+}
+
+function requestBody(request, model, defaults, names) {
+  const spec = isObject(request.spec) ? request.spec : {};
+  const body = { model: typeof spec.model === 'string' && spec.model ? spec.model : model };
+  const options = { ...defaults, ...(isObject(spec.params) ? spec.params : {}) };
+  for (const key of PASS_THROUGH) if (spec[key] !== undefined && spec[key] !== null) options[key] = spec[key];
+  Object.assign(body, options);
+  if (request.tools?.length) {
+    body.tools = request.tools.map((t) => ({ type: 'function', function: { name: names.wire(t.name), description: t.description, parameters: t.parameters } }));
+    const choice = body.tool_choice;
+    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: names.wire(choice) } };
+    else if (isObject(choice) && typeof choice.function?.name === 'string') {
+      body.tool_choice = { ...choice, function: { ...choice.function, name: names.wire(choice.function.name) } };
+    }
+  } else {
+    // Without tools these fields are refused by the protocol.
+    delete body.tool_choice;
+    delete body.parallel_tool_calls;
+  }
+  body.messages = request.messages.map((m) => toWire(m, names));
+  return body;
+}
+
+/** The provider's answer as a reply (js-api.md), or an Error with a model-safe message. */
+function replyOf(data, names, turn) {
+  if (!isObject(data)) throw new Error('the model provider answered with something that is not a JSON object');
+  const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;
+  if (data.error && !choice) throw new Error(`the model provider answered with an error: ${errorText(data.error)}`);
+  if (choice?.error) throw new Error(`the model provider answered with an error: ${errorText(choice.error)}`);
+  if (!isObject(choice?.message)) throw new Error('the model provider answered with no choice');
+  const m = choice.message;
+  const { text, reasoning } = textOf(m.content);
+  let finish = choice.finish_reason ?? 'stop';
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  if (!calls.length && isObject(m.function_call)) calls.push({ function: m.function_call }); // the legacy shape
+  const reply = { content: text, finish_reason: 'stop' };
+  if (calls.length) {
+    reply.tool_calls = calls.map((c, i) => ({
+      id: typeof c.id === 'string' && c.id.trim() ? c.id : `call_${turn}_${i}`,
+      name: names.name(c.function?.name ?? ''),
+      arguments: parseArguments(c.function?.arguments),
+    }));
+    reply.finish_reason = 'tool_calls';
+  } else if (typeof m.refusal === 'string' && m.refusal && !text) {
+    throw new Error(`the model refused: ${m.refusal}`);
+  } else if (finish === 'content_filter') {
+    if (!text) throw new Error("the provider's content filter withheld the reply (finish_reason content_filter)");
+    reply.finish_reason = 'content_filter';
+  } else if (finish === 'length' || finish === 'model_length') {
+    reply.finish_reason = 'length';
+  }
+  const thinking = typeof m.reasoning_content === 'string' && m.reasoning_content ? m.reasoning_content : reasoning;
+  if (thinking) reply.reasoning_content = thinking;
+  if (typeof data.model === 'string') reply.model = data.model;
+  const usage = usageOf(data.usage);
+  if (usage) reply.usage = usage;
+  return reply;
 }
 
 /**
  * @param {{ baseURL: string, apiKey?: string, model: string, fetch?: typeof globalThis.fetch,
- *           headers?: Record<string, string> }} options
+ *           headers?: Record<string, string>, params?: Record<string, unknown>,
+ *           maxRetries?: number, timeoutMs?: number, retryDelayMs?: number, maxRetryDelayMs?: number,
+ *           maxRetryAfterMs?: number, onRetry?: (info: object) => void }} options
  */
-export function openAIChatModel({ baseURL, apiKey, model, fetch = globalThis.fetch, headers = {} } = {}) {
+export function openAIChatModel(options = {}) {
+  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry } = options;
   if (typeof baseURL !== 'string' || baseURL === '') throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
   if (typeof model !== 'string' || model === '') throw new TypeError('openAIChatModel: model must be a non-empty string');
   if (typeof fetch !== 'function') throw new TypeError('openAIChatModel: fetch must be a function');
-  const url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
+  if (!isObject(params)) throw new TypeError('openAIChatModel: params must be an object');
+  if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('openAIChatModel: onRetry must be a function');
+  const timing = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS)) {
+    const v = options[key];
+    if (v === undefined) continue;
+    const ok = key === 'maxRetries' ? Number.isSafeInteger(v) && v >= 0 : key === 'timeoutMs' ? v === Infinity || (Number.isFinite(v) && v > 0) : Number.isFinite(v) && v >= 0;
+    if (!ok) throw new TypeError(`openAIChatModel: ${key} must be a ${key === 'maxRetries' ? 'non-negative integer' : 'non-negative number of milliseconds'} (got ${v})`);
+    timing[key] = v;
+  }
+  const url = endpoint(baseURL);
 
   return async function openAIModel(request) {
-    const spec = request.spec ?? {};
-    const body = { model: typeof spec.model === 'string' ? spec.model : model, messages: request.messages.map(toWire) };
-    if (typeof spec.temperature === 'number') body.temperature = spec.temperature;
-    if (typeof spec.max_tokens === 'number') body.max_tokens = spec.max_tokens;
-    if (request.tools) {
-      body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
-    }
-    let response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
-        body: JSON.stringify(body),
-        signal: request.signal,
-      });
-    } catch (error) {
-      if (request.signal?.aborted) throw error;
-      throw new Error(`the model provider could not be reached (${error.message})`);
-    }
-    const text = await response.text();
-    if (!response.ok) {
-      let detail = text.slice(0, 500);
+    const names = nameMap();
+    const body = requestBody(request, model, params, names);
+    const init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      body: JSON.stringify(body),
+    };
+    const signal = request.signal;
+    for (let n = 1; ; n++) {
+      const got = await attempt(fetch, url, init, signal, timing.timeoutMs);
+      let failure = got.failure;
+      let retry = failure !== undefined;
+      let wait;
+      if (got.response) {
+        const { response, text } = got;
+        let data;
+        try {
+          data = JSON.parse(text);
+        } catch { /* below */ }
+        if (!response.ok) {
+          const detail = isObject(data) && data.error ? errorText(data.error) : text.slice(0, 500);
+          failure = `the model provider answered ${response.status}: ${detail}`;
+          const should = response.headers?.get?.('x-should-retry');
+          retry = should === 'true' || (should !== 'false' && retryableStatus(response.status));
+          wait = retryAfter(response.headers);
+        } else if (data === undefined) {
+          failure = 'the model provider answered with something that is not JSON';
+        } else if (isObject(data) && data.error && !data.choices?.length && retryableStatus(Number(data.error.code))) {
+          failure = `the model provider answered with an error: ${errorText(data.error)}`;
+          retry = true;
+        } else {
+          return replyOf(data, names, request.turn ?? 0);
+        }
+      }
+      const tries = n > 1 ? ` (after ${n} attempts)` : '';
+      if (!retry || n > timing.maxRetries) throw new Error(failure + tries);
+      if (wait !== undefined && wait > timing.maxRetryAfterMs) {
+        throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
+      }
+      if (wait === undefined) {
+        const base = Math.min(timing.maxRetryDelayMs, timing.retryDelayMs * 2 ** (n - 1));
+        wait = base / 2 + Math.random() * (base / 2); // exponential, with jitter over its upper half
+      }
+      const info = { attempt: n + 1, delay_ms: Math.round(wait), reason: failure };
       try {
-        detail = JSON.parse(text).error?.message ?? detail;
-      } catch { /* keep the text */ }
-      throw new Error(`the model provider answered ${response.status}: ${detail}`);
+        onRetry?.(info);
+      } catch { /* an observer cannot change the call */ }
+      request.emit?.('model_retry', info);
+      await sleep(wait, signal);
     }
-    let data;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      throw new Error('the model provider answered with something that is not JSON');
-    }
-    const choice = data.choices?.[0];
-    if (!choice?.message) throw new Error('the model provider answered with no choice');
-    const m = choice.message;
-    const reply = { content: typeof m.content === 'string' ? m.content : '', finish_reason: choice.finish_reason ?? 'stop' };
-    if (typeof data.model === 'string') reply.model = data.model;
-    if (Array.isArray(m.tool_calls) && m.tool_calls.length) {
-      reply.tool_calls = m.tool_calls.map((c) => ({ id: c.id, name: c.function?.name, arguments: parseArguments(c.function?.arguments) }));
-    }
-    return reply;
   };
 }
