@@ -71,8 +71,30 @@ export interface RunError {
 
 /** The run seed (decimal u64 string) is always reported, so a run can be repeated. */
 export type Outcome =
-  | { ok: true; result: string | null; seed: string; [extra: string]: unknown }
-  | { ok: false; error: RunError; seed: string; [extra: string]: unknown };
+  | { ok: true; result: string | null; seed: string; usage?: Record<string, UsageTotals>; [extra: string]: unknown }
+  | { ok: false; error: RunError; seed: string; usage?: Record<string, UsageTotals>; [extra: string]: unknown };
+
+/** Token counts a model reply reports (`ModelResponse.usage`). */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  /** Input tokens served from the provider's prompt cache, when it says. */
+  cached_tokens?: number;
+  /** Output tokens spent on reasoning, when it says. */
+  reasoning_tokens?: number;
+}
+
+/**
+ * A role's totals in `outcome.usage` (present when any reply of the run reported usage):
+ * `calls` counts the replies that reported it.
+ */
+export interface UsageTotals {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+}
 
 /** A run event, e.g. `{ event: 'tool_result', section, ... }`. */
 export interface RunEvent {
@@ -98,6 +120,8 @@ export interface Message {
   content: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
+  /** The reasoning text the reply that made this assistant record carried (`ModelResponse.reasoning_content`). */
+  reasoning_content?: string;
 }
 
 export interface ToolSpec {
@@ -115,13 +139,25 @@ export interface ModelRequest {
   section: string;
   turn: number;
   signal: AbortSignal;
+  /**
+   * Reports an event into the run's event stream (`onEvent`) as
+   * `{ event: name, type: name, section, role, turn, ...fields }`; names must be `model_<name>`
+   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` reports `model_retry`
+   * and `model_unknown_tool`.
+   */
+  emit?: (name: string, fields?: Record<string, unknown>) => void;
 }
 
 export interface ModelResponse {
   content: string;
   tool_calls?: ToolCall[];
-  finish_reason: 'stop' | 'tool_calls' | 'length';
+  /** `content_filter`: the provider's filter cut the text short (the text so far is the reply). */
+  finish_reason: 'stop' | 'tool_calls' | 'length' | 'content_filter';
   model?: string;
+  /** Token counts; reported as a `model_usage` event and summed per role in `outcome.usage`. */
+  usage?: Usage;
+  /** Reasoning text; kept on the assistant record and sent back with it in later rounds. */
+  reasoning_content?: string;
 }
 
 export type ModelFn = (request: ModelRequest) => Promise<ModelResponse>;
@@ -233,13 +269,37 @@ export function htmlToText(html: string): string;
 // ---- provider adapters ----------------------------------------------------------------------
 
 /**
- * A model function for any OpenAI-compatible chat-completions server (tools included). A
- * role's spec `model`, `temperature` and `max_tokens` override the defaults.
+ * A model function for any OpenAI-compatible chat-completions server (tools included). A role's
+ * spec `model` overrides `model`; its request options (`temperature`, `top_p`, `max_tokens`,
+ * `max_completion_tokens`, `seed`, `stop`, `tool_choice`, `response_format`, `reasoning_effort`,
+ * ... see js/README.md) are sent by name, and its `params` object verbatim. Retries 408, 409,
+ * 429, 5xx, network errors and timeouts with exponential backoff and jitter, honouring
+ * `retry-after-ms` / `retry-after`; the run's signal cancels a request and a wait.
  */
 export function openAIChatModel(options: {
+  /** `.../v1`; a query string (e.g. `?api-version=...`) stays after `/chat/completions`. */
   baseURL: string;
   apiKey?: string;
   model: string;
   fetch?: typeof globalThis.fetch;
   headers?: Record<string, string>;
+  /** Request fields sent with every request (a role spec's options override them). */
+  params?: Record<string, unknown>;
+  /** Retries after the first attempt; default 2. */
+  maxRetries?: number;
+  /** Each attempt's limit, headers and body included; default 600000 (10 minutes). */
+  timeoutMs?: number;
+  /** The first backoff (doubled each retry, jitter over its upper half); default 500. */
+  retryDelayMs?: number;
+  /** The longest backoff; default 8000. */
+  maxRetryDelayMs?: number;
+  /** A `retry-after` longer than this fails at once; default 60000. */
+  maxRetryAfterMs?: number;
+  /** Told before each retry wait (also reported as a `model_retry` run event). */
+  onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
+  /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
+  unknownToolRetries?: number;
 }): ModelFn;
+
+/** The name a tool goes by on the wire: itself, or (over 64 characters or other characters) a stem and a hash. */
+export function wireToolName(name: string): string;

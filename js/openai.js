@@ -264,15 +264,16 @@ function replyOf(data, names, turn) {
  * @param {{ baseURL: string, apiKey?: string, model: string, fetch?: typeof globalThis.fetch,
  *           headers?: Record<string, string>, params?: Record<string, unknown>,
  *           maxRetries?: number, timeoutMs?: number, retryDelayMs?: number, maxRetryDelayMs?: number,
- *           maxRetryAfterMs?: number, onRetry?: (info: object) => void }} options
+ *           maxRetryAfterMs?: number, onRetry?: (info: object) => void, unknownToolRetries?: number }} options
  */
 export function openAIChatModel(options = {}) {
-  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry } = options;
+  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry, unknownToolRetries = 1 } = options;
   if (typeof baseURL !== 'string' || baseURL === '') throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
   if (typeof model !== 'string' || model === '') throw new TypeError('openAIChatModel: model must be a non-empty string');
   if (typeof fetch !== 'function') throw new TypeError('openAIChatModel: fetch must be a function');
   if (!isObject(params)) throw new TypeError('openAIChatModel: params must be an object');
   if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('openAIChatModel: onRetry must be a function');
+  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) throw new TypeError('openAIChatModel: unknownToolRetries must be a non-negative integer');
   const timing = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS)) {
     const v = options[key];
@@ -283,9 +284,8 @@ export function openAIChatModel(options = {}) {
   }
   const url = endpoint(baseURL);
 
-  return async function openAIModel(request) {
-    const names = nameMap();
-    const body = requestBody(request, model, params, names);
+  /** One request with its retries: the parsed answer, or an Error with a model-safe message. */
+  async function exchange(body, request) {
     const init = {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
@@ -315,7 +315,7 @@ export function openAIChatModel(options = {}) {
           failure = `the model provider answered with an error: ${errorText(data.error)}`;
           retry = true;
         } else {
-          return replyOf(data, names, request.turn ?? 0);
+          return data;
         }
       }
       const tries = n > 1 ? ` (after ${n} attempts)` : '';
@@ -333,6 +333,29 @@ export function openAIChatModel(options = {}) {
       } catch { /* an observer cannot change the call */ }
       request.emit?.('model_retry', info);
       await sleep(wait, signal);
+    }
+  }
+
+  return async function openAIModel(request) {
+    const names = nameMap();
+    const body = requestBody(request, model, params, names);
+    const offered = new Set((request.tools ?? []).map((t) => t.name));
+    for (let repairs = 0; ; repairs++) {
+      const data = await exchange(body, request);
+      const reply = replyOf(data, names, request.turn ?? 0);
+      const unknown = (reply.tool_calls ?? []).filter((c) => !offered.has(c.name));
+      if (!unknown.length || repairs >= unknownToolRetries) return reply;
+      // A call to a tool that was not offered: tell the model and ask again, within this round
+      // (the engine would end the loop: 002, "out_of_scope_tool"). Every call of the turn needs an answer.
+      const list = JSON.stringify([...offered]);
+      request.emit?.('model_unknown_tool', { names: unknown.map((c) => c.name), attempt: repairs + 1 });
+      body.messages.push(toWire({ role: 'assistant', content: reply.content, tool_calls: reply.tool_calls, reasoning_content: reply.reasoning_content }, names));
+      for (const c of reply.tool_calls) {
+        const content = offered.has(c.name)
+          ? 'not run: another call of this turn named a tool that is not offered; call again with offered tools only'
+          : `error: there is no tool named ${JSON.stringify(c.name)}; the tools offered are ${list}`;
+        body.messages.push({ role: 'tool', tool_call_id: c.id, content });
+      }
     }
   };
 }

@@ -319,3 +319,31 @@ test('tool wire names over 64 characters are shortened deterministically and map
   assert.equal(requests[1].body.messages[1].tool_calls[0].function.name, wire, 'the history uses the wire name too');
   assert.equal(requests[1].body.tools[0].function.name, wire, 'the same name in every round');
 });
+
+test('a call to a tool that was not offered: the adapter tells the model and asks again; once out of repairs the engine refuses it (002)', async () => {
+  const rogue = () => toolCall('rogue', '{}');
+  reset(rogue, (body) => {
+    const told = body.messages.at(-1);
+    assert.equal(told.role, 'tool');
+    assert.equal(told.tool_call_id, 'call_a');
+    assert.equal(told.content, 'error: there is no tool named "rogue"; the tools offered are ["grab"]');
+    assert.equal(body.messages.at(-2).tool_calls[0].function.name, 'rogue');
+    return toolCall('grab', '{}');
+  }, echoTool);
+  const events = [];
+  const outcome = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small' }) }, onEvent: (e) => events.push(e) });
+  assert.equal(outcome.result, 'tool: grabbed {}');
+  assert.equal(requests.length, 3);
+  assert.equal(requests[2].body.messages.length, 3, 'the repaired exchange stays inside its round');
+  assert.deepEqual(events.filter((e) => e.event === 'model_unknown_tool').map((e) => e.names), [['rogue']]);
+
+  reset(rogue, rogue);
+  const refused = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small' }) } });
+  assert.equal(requests.length, 2);
+  assert.equal(refused.error.kind, 'Tool');
+  assert.match(refused.error.message, /tool "rogue" is not in this section's scope; in-scope aliases: \["grab"\]/);
+  reset(rogue);
+  const strict = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small', unknownToolRetries: 0 }) } });
+  assert.equal(strict.error.kind, 'Tool');
+  assert.equal(requests.length, 1);
+});
