@@ -207,13 +207,17 @@ function requestBody(request, model, defaults, names) {
   const body = { model: typeof spec.model === 'string' && spec.model ? spec.model : model };
   const options = { ...defaults, ...(isObject(spec.params) ? spec.params : {}) };
   for (const key of PASS_THROUGH) if (spec[key] !== undefined && spec[key] !== null) options[key] = spec[key];
+  // The adapter owns these: the model chosen above, the conversation, the tools, no streaming.
+  for (const key of ['model', 'messages', 'tools', 'stream', 'stream_options']) delete options[key];
   Object.assign(body, options);
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: 'function', function: { name: names.wire(t.name), description: t.description, parameters: t.parameters } }));
     const choice = body.tool_choice;
-    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: names.wire(choice) } };
+    // A tool named by its id (`web/search`) or its wire name (`web_search`).
+    const named = (name) => names.wire(name.replace(/[/.]/g, '_'));
+    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: named(choice) } };
     else if (isObject(choice) && typeof choice.function?.name === 'string') {
-      body.tool_choice = { ...choice, function: { ...choice.function, name: names.wire(choice.function.name) } };
+      body.tool_choice = { ...choice, function: { ...choice.function, name: named(choice.function.name) } };
     }
   } else {
     // Without tools these fields are refused by the protocol.

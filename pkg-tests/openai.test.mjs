@@ -249,7 +249,7 @@ test('reasoning_content goes back with the assistant tool-call turn in the next 
 
 test('model options from the role spec pass through by name; an api-version query string is kept', async () => {
   reset(() => toolCall('grab', '{}'), echoTool);
-  const front = '---\nmodels:\n  writer:\n    model: tuned\n    description: writes\n    context: 128000\n    seed: 7\n    top_p: 0.5\n    stop: ["END"]\n    tool_choice: grab\n    parallel_tool_calls: false\n    response_format: { type: json_object }\n    reasoning_effort: low\n    max_completion_tokens: 300\n    params: { top_k: 3, custom_flag: true }\n---\n';
+  const front = '---\nmodels:\n  writer:\n    model: tuned\n    description: writes\n    context: 128000\n    seed: 7\n    top_p: 0.5\n    stop: ["END"]\n    tool_choice: grab\n    parallel_tool_calls: false\n    response_format: { type: json_object }\n    reasoning_effort: low\n    max_completion_tokens: 300\n    params: { top_k: 3, custom_flag: true, stream: true, model: not-this }\n---\n';
   const model = openAIChatModel({ baseURL: `${baseURL}/?api-version=2024-10-21`, model: 'small', params: { user: 'host-default', seed: 1 } });
   const outcome = await engine.run(front + GRAB.slice(GRAB.indexOf('#')), { models: { writer: model } });
   assert.equal(outcome.result, 'tool: grabbed {}');
@@ -318,6 +318,11 @@ test('tool wire names over 64 characters are shortened deterministically and map
   assert.ok(wire.startsWith('a-rather-long-pack-name'));
   assert.equal(requests[1].body.messages[1].tool_calls[0].function.name, wire, 'the history uses the wire name too');
   assert.equal(requests[1].body.tools[0].function.name, wire, 'the same name in every round');
+  // tool_choice may name the tool by its id.
+  reset((body) => toolCall(body.tools[0].function.name, '{}'), echoTool);
+  const chosen = src.replace('---\n', `---\nmodels:\n  default: { tool_choice: ${pack.name}/look_up_everything_about_something }\n`);
+  assert.equal((await engine.run(chosen, { models: { default: model }, packs: [pack] })).ok, true);
+  assert.deepEqual(requests[0].body.tool_choice, { type: 'function', function: { name: wire } });
 });
 
 test('a call to a tool that was not offered: the adapter tells the model and asks again; once out of repairs the engine refuses it (002)', async () => {
