@@ -36,7 +36,7 @@ before(async () => {
     req.on('data', (c) => { text += c; });
     req.on('end', () => {
       const body = JSON.parse(text);
-      requests.push({ url: req.url, auth: req.headers.authorization, body, at: Date.now() });
+      requests.push({ url: req.url, auth: req.headers.authorization, apiKey: req.headers['api-key'], body, at: Date.now() });
       if (script.length) {
         const answered = script.shift()(body, req, res);
         if (!answered) return;
@@ -351,4 +351,30 @@ test('a call to a tool that was not offered: the adapter tells the model and ask
   const strict = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small', unknownToolRetries: 0 }) } });
   assert.equal(strict.error.kind, 'Tool');
   assert.equal(requests.length, 1);
+});
+
+test('provider shapes: x-should-retry, a retry-after date, tool calls without ids or with object arguments, cached tokens by another name, thinking parts, extra headers', async () => {
+  const model = openAIChatModel({ baseURL, model: 'small', retryDelayMs: 1, headers: { 'api-key': 'k' } });
+  reset(fail(500, { error: { message: 'do not retry' } }, { 'x-should-retry': 'false' }), ok('never'));
+  assert.equal((await engine.run(INFER, { models: { default: model } })).error.message, 'the model provider answered 500: do not retry');
+  assert.equal(requests.length, 1);
+  reset(fail(400, { error: { message: 'retry me' } }, { 'x-should-retry': 'true' }), ok('retried'));
+  assert.equal((await engine.run(INFER, { models: { default: model } })).result, 'retried');
+  assert.equal(requests[1].apiKey, 'k', 'extra headers are sent (Azure-style api-key)');
+  reset(fail(503, { error: { message: 'later' } }, { 'retry-after': new Date(Date.now() + 1500).toUTCString() }), ok('dated'));
+  assert.equal((await engine.run(INFER, { models: { default: model } })).result, 'dated');
+  assert.ok(requests[1].at - requests[0].at >= 400, 'an HTTP-date retry-after is honoured');
+
+  reset(() => [200, { choices: [{ index: 0, message: { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'grab', arguments: { k: 1 } } }] }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 1, prompt_cache_hit_tokens: 4 } }], echoTool);
+  const replies = [];
+  const outcome = await engine.run(GRAB, { models: { default: async (r) => { const x = await model(r); replies.push(x); return x; } } });
+  assert.equal(outcome.result, 'tool: grabbed {"k":1}');
+  assert.deepEqual(replies[0].tool_calls, [{ id: 'call_1_0', name: 'grab', arguments: { k: 1 } }]);
+  assert.equal(replies[0].finish_reason, 'tool_calls');
+  assert.deepEqual(replies[0].usage, { input_tokens: 9, output_tokens: 1, cached_tokens: 4 });
+  assert.equal(requests[1].body.messages[2].tool_call_id, 'call_1_0');
+
+  reset(ok([{ type: 'thinking', thinking: [{ type: 'text', text: 'pondering' }] }, { type: 'text', text: 'answer' }]));
+  const direct = await model({ role: 'default', spec: {}, messages: [{ role: 'user', content: 'q' }], turn: 1 });
+  assert.deepEqual({ content: direct.content, reasoning: direct.reasoning_content }, { content: 'answer', reasoning: 'pondering' });
 });
