@@ -142,8 +142,8 @@ export interface ModelRequest {
   /**
    * Reports an event into the run's event stream (`onEvent`) as
    * `{ event: name, type: name, section, role, turn, ...fields }`; names must be `model_<name>`
-   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` reports `model_retry`
-   * and `model_unknown_tool`.
+   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` reports `model_retry`,
+   * `model_unknown_tool` and (streaming) `model_delta`.
    */
   emit?: (name: string, fields?: Record<string, unknown>) => void;
 }
@@ -299,6 +299,8 @@ export function openAIChatModel(options: {
   onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
   /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
   unknownToolRetries?: number;
+  /** Server-Sent Events: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
+  stream?: boolean;
 }): ModelFn;
 
 /** The name a tool goes by on the wire: itself, or (over 64 characters or other characters) a stem and a hash. */

@@ -7,7 +7,8 @@
 // spec's request options passed through by name, tool names the protocol refuses shortened and
 // mapped back, usage, reasoning_content sent back with tool-call turns, and every provider reply
 // shape that has no usable answer (refusal, content filter, a 200 with an error body) turned into
-// a Model error that says so.
+// a Model error that says so; with `stream: true`, Server-Sent Events whose text pieces become
+// `model_delta` run events.
 
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
 const PASS_THROUGH = [
@@ -151,14 +152,17 @@ function sleep(ms, signal) {
 }
 
 /**
- * One attempt: POST and read the whole body, within `timeoutMs`, raced against the run's signal
- * (so even a fetch that ignores its signal cannot keep the run waiting). Answers
- * `{ response, text }` or `{ failure }` (a network error or the timeout); throws when cancelled.
+ * One attempt: POST and read the whole body, within `timeoutMs` (for a stream: between chunks),
+ * raced against the run's signal (so even a fetch that ignores its signal cannot keep the run
+ * waiting). Answers `{ response, text }`, `{ response, data }` (a stream, assembled),
+ * `{ failure }` (a network error or the timeout) or `{ failure, final }` (a stream that broke off
+ * after its text was reported: not retried); throws when cancelled.
  */
-async function attempt(fetch, url, init, signal, timeoutMs) {
+async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   const controller = new AbortController();
   let timer;
   let onAbort;
+  let touch = () => {};
   const stop = new Promise((resolve, reject) => {
     onAbort = () => {
       controller.abort();
@@ -167,18 +171,30 @@ async function attempt(fetch, url, init, signal, timeoutMs) {
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     if (Number.isFinite(timeoutMs)) {
-      timer = setTimeout(() => {
-        controller.abort();
-        resolve({ failure: `the model provider did not answer within ${timeoutMs} ms` });
-      }, timeoutMs);
+      touch = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          controller.abort();
+          resolve({ failure: `the model provider did not answer within ${timeoutMs} ms` });
+        }, timeoutMs);
+      };
+      touch();
     }
   });
   const exchange = (async () => {
+    let response;
+    const reported = { any: false };
     try {
-      const response = await fetch(url, { ...init, signal: controller.signal });
+      response = await fetch(url, { ...init, signal: controller.signal });
+      if (onDelta && response.ok && /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') && response.body) {
+        return { response, data: await readStream(response.body, touch, onDelta, reported) };
+      }
       return { response, text: await response.text() };
     } catch (error) {
-      return { failure: `the model provider could not be reached (${error?.message ?? error})` };
+      const why = error?.message ?? error;
+      if (reported.any) return { failure: `the model provider's stream broke off (${why})`, final: true };
+      if (response) return { failure: `the model provider's answer broke off (${why})` };
+      return { failure: `the model provider could not be reached (${why})` };
     }
   })();
   try {
@@ -187,6 +203,91 @@ async function attempt(fetch, url, init, signal, timeoutMs) {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Reads a chat-completions Server-Sent Events stream into the shape of a whole answer
+ * (`{ model, usage, error, choices: [{ message, finish_reason }] }`), telling `onDelta` each
+ * piece of text (`{ text }`) or reasoning (`{ reasoning }`) as it comes.
+ */
+async function readStream(body, touch, onDelta, reported) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const out = { choices: [] };
+  const message = { role: 'assistant', content: '', reasoning_content: '', refusal: '', tool_calls: [] };
+  let finish = null;
+  let buffer = '';
+  let data = [];
+  const tell = (piece) => {
+    reported.any = true;
+    onDelta(piece);
+  };
+  const take = (text) => {
+    if (text === '[DONE]') return;
+    let chunk;
+    try {
+      chunk = JSON.parse(text);
+    } catch {
+      throw new Error('a stream event is not JSON');
+    }
+    if (!isObject(chunk)) return;
+    if (chunk.error) out.error = chunk.error;
+    if (typeof chunk.model === 'string') out.model = chunk.model;
+    if (isObject(chunk.usage)) out.usage = chunk.usage;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isObject(choice)) return;
+    if (choice.error) out.error = choice.error;
+    if (choice.finish_reason) finish = choice.finish_reason;
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    const { text: piece, reasoning } = textOf(delta.content);
+    if (piece) {
+      message.content += piece;
+      tell({ text: piece });
+    }
+    const thinking = (typeof delta.reasoning_content === 'string' ? delta.reasoning_content : '') + (reasoning ?? '');
+    if (thinking) {
+      message.reasoning_content += thinking;
+      tell({ reasoning: thinking });
+    }
+    if (typeof delta.refusal === 'string') message.refusal += delta.refusal;
+    const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : isObject(delta.function_call) ? [{ index: 0, function: delta.function_call }] : [];
+    for (const c of calls) {
+      const i = Number.isInteger(c.index) ? c.index : message.tool_calls.length;
+      const slot = (message.tool_calls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+      if (typeof c.id === 'string') slot.id ||= c.id;
+      if (typeof c.function?.name === 'string') slot.function.name += c.function.name;
+      if (typeof c.function?.arguments === 'string') slot.function.arguments += c.function.arguments;
+      else if (isObject(c.function?.arguments)) slot.function.arguments = c.function.arguments;
+    }
+  };
+  const line = (text) => {
+    if (text === '') {
+      if (data.length) take(data.join('\n'));
+      data = [];
+    } else if (text.startsWith('data:')) {
+      data.push(text.slice(text[5] === ' ' ? 6 : 5));
+    }
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    touch();
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      line(buffer.slice(0, end).replace(/\r$/, ''));
+      buffer = buffer.slice(end + 1);
+    }
+  }
+  line(buffer);
+  line('');
+  if (out.error && reported.any) throw new Error(`the provider reported an error: ${errorText(out.error)}`);
+  message.tool_calls = message.tool_calls.filter(Boolean);
+  if (!message.tool_calls.length) delete message.tool_calls;
+  if (!message.reasoning_content) delete message.reasoning_content;
+  if (!message.refusal) delete message.refusal;
+  if (!out.error || message.content || message.tool_calls) out.choices.push({ index: 0, message, finish_reason: finish });
+  return out;
 }
 
 /** Names as the wire spells them, and back. */
@@ -268,10 +369,12 @@ function replyOf(data, names, turn) {
  * @param {{ baseURL: string, apiKey?: string, model: string, fetch?: typeof globalThis.fetch,
  *           headers?: Record<string, string>, params?: Record<string, unknown>,
  *           maxRetries?: number, timeoutMs?: number, retryDelayMs?: number, maxRetryDelayMs?: number,
- *           maxRetryAfterMs?: number, onRetry?: (info: object) => void, unknownToolRetries?: number }} options
+ *           maxRetryAfterMs?: number, onRetry?: (info: object) => void, unknownToolRetries?: number,
+ *           stream?: boolean }} options
  */
 export function openAIChatModel(options = {}) {
-  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry, unknownToolRetries = 1 } = options;
+  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry, unknownToolRetries = 1, stream = false } = options;
+  if (typeof stream !== 'boolean') throw new TypeError('openAIChatModel: stream must be a boolean');
   if (typeof baseURL !== 'string' || baseURL === '') throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
   if (typeof model !== 'string' || model === '') throw new TypeError('openAIChatModel: model must be a non-empty string');
   if (typeof fetch !== 'function') throw new TypeError('openAIChatModel: fetch must be a function');
@@ -296,16 +399,18 @@ export function openAIChatModel(options = {}) {
       body: JSON.stringify(body),
     };
     const signal = request.signal;
+    const onDelta = stream ? (piece) => request.emit?.('model_delta', piece) : undefined;
     for (let n = 1; ; n++) {
-      const got = await attempt(fetch, url, init, signal, timing.timeoutMs);
+      const got = await attempt(fetch, url, init, signal, timing.timeoutMs, onDelta);
       let failure = got.failure;
-      let retry = failure !== undefined;
+      let retry = failure !== undefined && !got.final;
       let wait;
       if (got.response) {
-        const { response, text } = got;
-        let data;
+        const { response } = got;
+        const text = got.text ?? '';
+        let data = got.data;
         try {
-          data = JSON.parse(text);
+          data ??= JSON.parse(text);
         } catch { /* below */ }
         if (!response.ok) {
           const detail = isObject(data) && data.error ? errorText(data.error) : text.slice(0, 500);
@@ -343,6 +448,10 @@ export function openAIChatModel(options = {}) {
   return async function openAIModel(request) {
     const names = nameMap();
     const body = requestBody(request, model, params, names);
+    if (stream) {
+      body.stream = true;
+      body.stream_options = { include_usage: true };
+    }
     const offered = new Set((request.tools ?? []).map((t) => t.name));
     for (let repairs = 0; ; repairs++) {
       const data = await exchange(body, request);

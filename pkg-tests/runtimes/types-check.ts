@@ -8,7 +8,7 @@ const o: Outcome = await engine.run('x', { args: 'a', seed: 1n, models: { defaul
 if (!o.ok) { const k: RunErrorKind = o.error.kind; console.log(k); } else { const r: string | null = o.result; console.log(r, version); }
 // issue 13: the adapter's options, request.emit, reply usage and outcome.usage.
 import { openAIChatModel, wireToolName, type UsageTotals } from '../../pkg/index.js';
-const ai: ModelFn = openAIChatModel({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', maxRetries: 1, timeoutMs: 10, retryDelayMs: 1, params: { seed: 1 }, onRetry: (i) => i.attempt + i.delay_ms, unknownToolRetries: 0 });
+const ai: ModelFn = openAIChatModel({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', maxRetries: 1, timeoutMs: 10, retryDelayMs: 1, params: { seed: 1 }, onRetry: (i) => i.attempt + i.delay_ms, unknownToolRetries: 0, stream: true });
 const counted: ModelFn = async (req) => { req.emit?.('model_note', { n: 1 }); return { content: wireToolName('x'), finish_reason: 'content_filter', usage: { input_tokens: 1, output_tokens: 2, cached_tokens: 0 }, reasoning_content: 'r' }; };
 const totals: UsageTotals | undefined = o.usage?.default;
 console.log(ai, counted, totals?.calls);
