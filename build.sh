@@ -74,10 +74,11 @@ setup_npm() {
 # Cargo.toml patches lua-src to .build/lua-src: lua-src 551.1.0 (the first release that knows
 # wasm32-unknown-unknown) relabelled 551.0.99 so mlua-sys's `<551.1.0` requirement accepts it.
 # Cargo refuses every command until this folder exists, so it is prepared before any other cargo call.
-# What the copy is made of beyond the registry source: the stubs and the patches. A copy made
-# from other stubs or patches (an older checkout) is made again.
+# What the copy is made of beyond the registry source: the stubs and the patches (and the compiler
+# wrapper, whose per-file flags cargo cannot see). A copy made from other inputs is made again, so
+# cargo recompiles Lua.
 lua_overlay_stamp() {
-  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch | sha256sum | cut -d' ' -f1
+  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch wasm-support/wasm-cc | sha256sum | cut -d' ' -f1
 }
 
 setup_lua_src() {
@@ -140,7 +141,7 @@ cmd_build() {
   node tools/make-package.mjs "$tmp" "$PKG"
   size_line "raw cargo output (runvil.wasm)" "$raw"
   size_line "pkg/runvil_bg.wasm (bound + wasm-opt -Oz)" "$PKG/runvil_bg.wasm"
-  # The size budget (issue "The engine end to end"): the shipped module stays within 450 KB gzip.
+  # The size budget (issue "The engine end to end", raised to 470 KB): the shipped module stays within it.
   local gz
   gz=$(gzip -9c "$PKG/runvil_bg.wasm" | wc -c)
   [ "$gz" -le "$WASM_GZIP_BUDGET" ] || die "pkg/runvil_bg.wasm is $gz bytes gzip -9, over the budget of $WASM_GZIP_BUDGET"

@@ -34,7 +34,9 @@ export async function runCompute({ runs = 5, createEngine } = {}) {
   if (!createEngine) ({ createEngine } = await import('../pkg/index.js'));
   const { LuaFactory } = await import('wasmoon');
   const engine = await createEngine();
-  const wasmoon = await new LuaFactory().createEngine();
+  // A fresh wasmoon engine per program: one engine reused across programs has failed with
+  // "memory access out of bounds" inside wasmoon after a few hundred MB of garbage.
+  let wasmoon = null;
   const sources = Object.fromEntries(PROGRAMS.map((p) => [p, readFileSync(join(DIR, `${p}.lua`), 'utf8')]));
   for (const f of readdirSync(DIR)) {
     if (f.endsWith('.lua') && !PROGRAMS.includes(f.slice(0, -4))) throw new Error(`bench/compute/${f} is not in PROGRAMS`);
@@ -54,6 +56,8 @@ export async function runCompute({ runs = 5, createEngine } = {}) {
   try {
     for (const program of PROGRAMS) {
       const code = sources[program];
+      wasmoon?.global.close();
+      wasmoon = await new LuaFactory().createEngine();
       const times = { runvil: [], wasmoon: [], native: [] };
       const sums = new Set();
       // One warm-up run each (not counted): both VMs compile their wasm tiers lazily.
@@ -83,7 +87,7 @@ export async function runCompute({ runs = 5, createEngine } = {}) {
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    wasmoon.global.close();
+    wasmoon?.global.close();
   }
   const summary = {
     runs,

@@ -58,9 +58,7 @@ fn string_building_spends_the_budget() {
 #[test]
 fn table_library_loops_spend_the_budget() {
     assert_budget_error("table.move({}, 1, 1e13, 2)");
-    assert_budget_error(
-        r#"local t = {} for i = 1, 100 do t[i] = ("x"):rep(10000) end for i = 1, 1e9 do local s = table.concat(t) end"#,
-    );
+    assert_budget_error(r#"local t = {} for i = 1, 100 do t[i] = ("x"):rep(10000) end for i = 1, 1e9 do local s = table.concat(t) end"#);
     assert_budget_error("local t = {} for i = 1, 200000 do t[i] = (i * 7919) % 200003 end for i = 1, 1e9 do table.sort(t) end");
     assert_budget_error("local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1e9 do table.insert(t, 1, i) table.remove(t, 1) end");
 }

@@ -33,7 +33,7 @@ const QUANTUM: u64 = 100_000;
 /// test host's clock stands still).
 const SLICE: u64 = 4_000_000;
 /// Host time between turns given to the host's event loop.
-const TURN_MS: f64 = 20.0;
+const TURN_MS: f64 = 10.0;
 /// Units allowed after a stop before Lua raises again (an error handler may run that long).
 const STOP_GRACE: lua_Integer = 1_000;
 
