@@ -221,6 +221,15 @@ return n`;
   const sums = new Set(Object.values(results.lua).map((r) => r.checksum));
   if (sums.size !== 1) throw new Error(`the VMs disagree on the checksum: ${[...sums].join(', ')}`);
 
+  // Lua compute against wasmoon, interleaved (bench/compute.mjs), and responsiveness under busy
+  // blocks (bench/turns.mjs).
+  const { runCompute, printCompute } = await import('./compute.mjs');
+  results.compute = await runCompute({ runs: RUNS, createEngine });
+  printCompute(results.compute);
+  const { runTurns, printTurns } = await import('./turns.mjs');
+  results.turns = await runTurns({ runs: RUNS, createEngine });
+  printTurns(results.turns);
+
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log('\nwritten: bench/results/latest.json');
