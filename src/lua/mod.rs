@@ -3,7 +3,7 @@
 //! calls), the work budget (`budget`), and the memory ceiling. This layer marshals between Lua values
 //! and `effects`; it holds no protocol of its own.
 
-pub mod budget;
+pub(crate) mod budget;
 mod globals;
 mod handles;
 mod loop_api;
