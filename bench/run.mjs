@@ -174,7 +174,9 @@ return n`;
   const lua = {};
   const engineSource = `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
   lua.engine = await sample(RUNS, async () => {
-    const o = await engine.run(engineSource, { seed: 1 });
+    // Budget lifted: fib(27) and the 200k-element sort together spend more than the default 10M
+    // units (a call spends its function's whole length; table.sort's comparisons count).
+    const o = await engine.run(engineSource, { seed: 1, limits: { instructions: 1e15 } });
     if (!o.ok) throw new Error(`engine workload failed: ${o.error.kind}: ${o.error.message}`);
     return o.result;
   });
