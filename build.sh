@@ -74,10 +74,17 @@ setup_npm() {
 # Cargo.toml patches lua-src to .build/lua-src: lua-src 551.1.0 (the first release that knows
 # wasm32-unknown-unknown) relabelled 551.0.99 so mlua-sys's `<551.1.0` requirement accepts it.
 # Cargo refuses every command until this folder exists, so it is prepared before any other cargo call.
+# What the copy is made of beyond the registry source: the stubs and the patches (and the compiler
+# wrapper, whose per-file flags cargo cannot see). A copy made from other inputs is made again, so
+# cargo recompiles Lua.
+lua_overlay_stamp() {
+  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch wasm-support/wasm-cc | sha256sum | cut -d' ' -f1
+}
+
 setup_lua_src() {
   local dest=.build/lua-src
   if grep -qx 'version = "551.0.99"' "$dest/Cargo.toml" 2>/dev/null \
-     && cmp -s wasm-support/lua-stubs/liolib.c "$dest/lua-5.5.1/liolib.c"; then return; fi
+     && [ "$(cat "$dest/.runvil-overlay" 2>/dev/null)" = "$(lua_overlay_stamp)" ]; then return; fi
   log "preparing $dest (lua-src 551.1.0 relabelled 551.0.99)"
   cargo fetch --manifest-path tools/lua-src-fetch/Cargo.toml
   local src
@@ -91,6 +98,13 @@ setup_lua_src() {
   # The io, os, debug and package libraries never enter the sandbox; their sources
   # are replaced by stubs (wasm-support/lua-stubs) so the module does not carry them.
   cp wasm-support/lua-stubs/*.c "$dest.tmp/lua-5.5.1/"
+  # Small documented changes to the VM itself (wasm-support/lua-patches/README.md), each applied
+  # exactly or the build stops.
+  local patch
+  for patch in wasm-support/lua-patches/*.patch; do
+    patch -s -p1 --no-backup-if-mismatch -d "$dest.tmp" <"$patch" || die "could not apply $patch"
+  done
+  lua_overlay_stamp >"$dest.tmp/.runvil-overlay"
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 

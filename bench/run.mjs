@@ -174,7 +174,9 @@ return n`;
   const lua = {};
   const engineSource = `# Lua\n\n## Main\n\n\`\`\`lua\n${WORKLOAD}\n\`\`\`\n`;
   lua.engine = await sample(RUNS, async () => {
-    const o = await engine.run(engineSource, { seed: 1 });
+    // Budget lifted: fib(27) and the 200k-element sort together spend more than the default 10M
+    // units (a call spends its function's whole length; table.sort's comparisons count).
+    const o = await engine.run(engineSource, { seed: 1, limits: { instructions: 1e15 } });
     if (!o.ok) throw new Error(`engine workload failed: ${o.error.kind}: ${o.error.message}`);
     return o.result;
   });
@@ -220,6 +222,15 @@ return n`;
   }
   const sums = new Set(Object.values(results.lua).map((r) => r.checksum));
   if (sums.size !== 1) throw new Error(`the VMs disagree on the checksum: ${[...sums].join(', ')}`);
+
+  // Lua compute against wasmoon, interleaved (bench/compute.mjs), and responsiveness under busy
+  // blocks (bench/turns.mjs).
+  const { runCompute, printCompute } = await import('./compute.mjs');
+  results.compute = await runCompute({ runs: RUNS, createEngine });
+  printCompute(results.compute);
+  const { runTurns, printTurns } = await import('./turns.mjs');
+  results.turns = await runTurns({ runs: RUNS, createEngine });
+  printTurns(results.turns);
 
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -54,6 +54,8 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         prose: RefCell::new(ProseSlot::default()),
         instructions: Cell::new(0),
         since_yield: Cell::new(0),
+        last_turn_ms: Cell::new(run.host.now_ms()),
+        yield_pending: Cell::new(false),
         slice_yield: Cell::new(false),
         role: RefCell::new(None),
         loading_shared: Cell::new(false),
@@ -194,7 +196,7 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
 /// Runs a Lua function on a fresh coroutine under the Engine's raw pcall, with the budget reset
 /// and the store flushed afterwards; an uncaught error becomes the run error.
 async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl mlua::IntoLuaMulti) -> Result<Flow, RunError> {
-    ctx.instructions.set(0);
+    lua::budget::restart(&vm.lua).map_err(|e| lua::setup_error(ctx, e))?;
     let thread = vm.lua.create_thread(vm.run_block.clone()).map_err(|e| lua::setup_error(ctx, e))?;
     let mut call = args.into_lua_multi(&vm.lua).map_err(|e| lua::setup_error(ctx, e))?;
     call.push_front(Value::Function(f));
@@ -221,8 +223,8 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     }
 }
 
-/// Polls the block's coroutine. When the instruction hook yields for a time slice, the host's
-/// event loop gets a turn (and the abort signal a look) before the block goes on.
+/// Polls the block's coroutine. When the budget's hook yields for a time slice (`lua::budget`),
+/// the host's event loop gets a turn (and the abort signal a look) before the block goes on.
 async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
     let mut fut = pin!(fut);
     loop {
@@ -236,6 +238,7 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
             Some(r) => return r,
             None => {
                 ctx.run.host.yield_now().await;
+                ctx.last_turn_ms.set(ctx.run.host.now_ms());
                 ctx.run.check_cancelled();
             }
         }

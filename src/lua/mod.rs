@@ -1,8 +1,9 @@
 //! The Lua environment of one section entry: a fresh, sandboxed Lua 5.5 state with the Engine
 //! globals installed (`bootstrap.lua` for the Lua side, `ops` for the typed Rust functions it
-//! calls), the instruction hook, and the memory ceiling. This layer marshals between Lua values
+//! calls), the work budget (`budget`), and the memory ceiling. This layer marshals between Lua values
 //! and `effects`; it holds no protocol of its own.
 
+pub(crate) mod budget;
 mod control_api;
 mod globals;
 mod handles;
@@ -13,7 +14,7 @@ mod tools_api;
 pub mod values;
 
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 use std::rc::Rc;
 
 use crate::effects::context::EntryCtx;
@@ -72,12 +73,6 @@ pub const ENGINE_GLOBALS: &[&str] = &[
     "untrusted",
     "var",
 ];
-
-/// The hook runs every this many VM instructions: often enough to stop a runaway block
-/// quickly, rarely enough to cost little.
-const HOOK_EVERY: u32 = 1000;
-/// Instructions between turns given to the host's event loop.
-const SLICE: u64 = 1_000_000;
 
 // bootstrap.lua as build.rs minified it (comments and indentation dropped).
 const BOOTSTRAP: &str = include_str!(concat!(env!("OUT_DIR"), "/bootstrap.min.lua"));
@@ -245,7 +240,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         g.raw_set(name, Value::Nil)?;
     }
 
-    install_hook(&lua, ctx)?;
+    budget::install(&lua, ctx)?;
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
@@ -258,40 +253,5 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         has_preludes: internals.get("has_preludes")?,
         lua,
         marks,
-    })
-}
-
-/// The instruction hook: counts the block's budget, stops a stopped run, and every slice asks
-/// Lua to yield so the driver can give the host's event loop a turn.
-fn install_hook(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
-    let ctx = ctx.clone();
-    lua.set_global_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| {
-        if ctx.run.stopped() {
-            return Err(mlua::Error::runtime("the run is stopping"));
-        }
-        let n = ctx.instructions.get() + HOOK_EVERY as u64;
-        ctx.instructions.set(n);
-        if n > ctx.run.limits.instructions {
-            ctx.run.stop_with(
-                RunError::new(
-                    RunErrorKind::Limit,
-                    format!("instruction budget of {} exceeded in section {}", ctx.run.limits.instructions, ctx.heading()),
-                )
-                .in_section(&ctx.heading()),
-            );
-            return Err(mlua::Error::runtime("instruction budget exceeded"));
-        }
-        let since = ctx.since_yield.get() + HOOK_EVERY as u64;
-        if since >= SLICE {
-            ctx.since_yield.set(0);
-            ctx.run.check_cancelled();
-            if ctx.run.stopped() {
-                return Err(mlua::Error::runtime("the run is stopping"));
-            }
-            ctx.slice_yield.set(true);
-            return Ok(VmState::Yield);
-        }
-        ctx.since_yield.set(since);
-        Ok(VmState::Continue)
     })
 }

@@ -1,0 +1,115 @@
+// Lua compute: the programs in bench/compute/ (each cites its source) run by Runvil (as a
+// `## Main` prompt, budget lifted) and wasmoon in the same process with interleaved samples
+// (the order alternates every round: AB, BA, AB, ...), and by native lua5.4 (timed inside Lua
+// with os.clock). Reports min/median/max per VM and program, every program's ratio to native,
+// and the geometric mean of the ratios. The VMs must agree on every checksum.
+//
+//   node bench/compute.mjs [--quick] [--runs N]    (against the current pkg/)
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const DIR = fileURLToPath(new URL('./compute/', import.meta.url));
+// The set issue 9 names, in its order.
+export const PROGRAMS = ['binary-trees', 'n-body', 'spectral-norm', 'fannkuch', 'mandelbrot', 'heapsort', 'sort'];
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1], samples: xs };
+};
+const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+const f1 = (x) => x.toFixed(1).padStart(8);
+
+async function timed(fn) {
+  const t0 = performance.now();
+  const value = await fn();
+  return [performance.now() - t0, String(value)];
+}
+
+export async function runCompute({ runs = 5, createEngine } = {}) {
+  if (!createEngine) ({ createEngine } = await import('../pkg/index.js'));
+  const { LuaFactory } = await import('wasmoon');
+  const engine = await createEngine();
+  // A fresh wasmoon engine per program: one engine reused across programs has failed with
+  // "memory access out of bounds" inside wasmoon after a few hundred MB of garbage.
+  let wasmoon = null;
+  const sources = Object.fromEntries(PROGRAMS.map((p) => [p, readFileSync(join(DIR, `${p}.lua`), 'utf8')]));
+  for (const f of readdirSync(DIR)) {
+    if (f.endsWith('.lua') && !PROGRAMS.includes(f.slice(0, -4))) throw new Error(`bench/compute/${f} is not in PROGRAMS`);
+  }
+
+  const vms = {
+    runvil: async (code) => {
+      const o = await engine.run(`# Bench\n\n## Main\n\n\`\`\`lua\n${code}\n\`\`\`\n`, { seed: 1, limits: { instructions: 1e15 } });
+      if (!o.ok) throw new Error(`runvil: ${o.error.kind}: ${o.error.message}`);
+      return o.result;
+    },
+    wasmoon: (code) => wasmoon.doString(code),
+  };
+
+  const results = {};
+  const dir = mkdtempSync(join(tmpdir(), 'runvil-compute-'));
+  try {
+    for (const program of PROGRAMS) {
+      const code = sources[program];
+      wasmoon?.global.close();
+      wasmoon = await new LuaFactory().createEngine();
+      const times = { runvil: [], wasmoon: [], native: [] };
+      const sums = new Set();
+      // One warm-up run each (not counted): both VMs compile their wasm tiers lazily.
+      for (const vm of Object.values(vms)) sums.add(String(await vm(code)));
+      for (let i = 0; i < runs; i++) {
+        const order = i % 2 ? ['wasmoon', 'runvil'] : ['runvil', 'wasmoon'];
+        for (const name of order) {
+          const [t, v] = await timed(() => vms[name](code));
+          times[name].push(t);
+          sums.add(v);
+        }
+      }
+      const file = join(dir, `${program}.lua`);
+      writeFileSync(file, `local f = assert(load(${JSON.stringify(code)}))\nlocal t0 = os.clock()\nlocal r = f()\nio.write((os.clock() - t0) * 1000, "\\t", tostring(r))\n`);
+      for (let i = 0; i < runs; i++) {
+        const [t, v] = execFileSync('lua5.4', [file]).toString().split('\t');
+        times.native.push(Number(t));
+        sums.add(v);
+      }
+      if (sums.size !== 1) throw new Error(`${program}: the VMs disagree on the checksum: ${[...sums].join(' | ')}`);
+      const r = { checksum: [...sums][0] };
+      for (const [name, xs] of Object.entries(times)) r[name] = stats(xs);
+      r.runvilToNative = r.runvil.median / r.native.median;
+      r.wasmoonToNative = r.wasmoon.median / r.native.median;
+      r.runvilToWasmoon = r.runvil.median / r.wasmoon.median;
+      results[program] = r;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    wasmoon?.global.close();
+  }
+  const summary = {
+    runs,
+    runvilToNative: geomean(PROGRAMS.map((p) => results[p].runvilToNative)),
+    wasmoonToNative: geomean(PROGRAMS.map((p) => results[p].wasmoonToNative)),
+    runvilToWasmoon: geomean(PROGRAMS.map((p) => results[p].runvilToWasmoon)),
+  };
+  return { programs: results, summary };
+}
+
+export function printCompute({ programs, summary }) {
+  console.log(`\nLua compute, ${summary.runs} interleaved samples per VM (ms: min / median / max):`);
+  console.log(`  ${'program'.padEnd(14)} ${'native lua5.4'.padStart(26)} ${'wasmoon'.padStart(26)} ${'runvil'.padStart(26)}   w/n    r/n    r/w`);
+  for (const [p, r] of Object.entries(programs)) {
+    const cell = (s) => `${f1(s.min)}${f1(s.median)}${f1(s.max)}  `;
+    console.log(`  ${p.padEnd(14)} ${cell(r.native)}${cell(r.wasmoon)}${cell(r.runvil)} ${r.wasmoonToNative.toFixed(2).padStart(5)}  ${r.runvilToNative.toFixed(2).padStart(5)}  ${r.runvilToWasmoon.toFixed(2).padStart(5)}`);
+  }
+  console.log(`  geomean of ratios: wasmoon ${summary.wasmoonToNative.toFixed(2)}x native, runvil ${summary.runvilToNative.toFixed(2)}x native, runvil/wasmoon ${summary.runvilToWasmoon.toFixed(2)}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const i = process.argv.indexOf('--runs');
+  const runs = i > 0 ? Number(process.argv[i + 1]) : process.argv.includes('--quick') ? 3 : 5;
+  printCompute(await runCompute({ runs }));
+}
