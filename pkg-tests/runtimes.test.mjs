@@ -32,7 +32,9 @@ test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }
   const site = await serve(ROOT);
   t.after(site.close);
   const profile = mkdtempSync(join(tmpdir(), 'runvil-chromium-'));
-  t.after(() => rmSync(profile, { recursive: true, force: true }));
+  // Chromium's helper processes may still be writing into the profile as the browser closes:
+  // retry the removal instead of failing the test on a cleanup race.
+  t.after(() => rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   // A fresh profile per run (playwright passes it as --user-data-dir).
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
