@@ -62,7 +62,11 @@ test('claims verdicts and final stores repeat under 100 seeded latency orderings
       assert.equal(got, verdict, `seed ${seed}`);
       if (outcome.ok) {
         const snapshot = await store.open();
-        const files = JSON.stringify(snapshot.files.map((f) => [f.path, Buffer.from(f.data).toString()]));
+        // The listing's order is the order writes reached the backend (timing); the contents are
+        // what must repeat.
+        const files = JSON.stringify(
+          snapshot.files.map((f) => [f.path, Buffer.from(f.data).toString()]).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+        );
         firstFiles ??= files;
         assert.equal(files, firstFiles, `seed ${seed}: the final store differs`);
       } else {

@@ -206,7 +206,7 @@ async fn main_walk(run: &Rc<RunShared>, chain: &Rc<Chain>) -> Result<Option<Stri
         EntryEnd::FellThrough => walk_level(run, chain, &run.prompt.top, 0, false).await?,
         EntryEnd::Jumped(target) => walk_from(run, chain, target).await?,
     };
-    end_chain(chain, Ok(walked)).await
+    end_chain(run, chain, Ok(walked)).await
 }
 
 /// A chain started by `call` or as a task: its walk from `start` (which runs even when it is off
@@ -224,12 +224,12 @@ fn walk_chain(run: Rc<RunShared>, chain: Rc<Chain>, start: usize) -> LocalBoxFut
         } else {
             walk_from(&run, &chain, start).await
         };
-        end_chain(&chain, walked).await
+        end_chain(&run, &chain, walked).await
     })
 }
 
 /// A chain's end joins every task it owns; a chain that failed cancels the ones still running.
-async fn end_chain(chain: &Chain, walked: Result<Walked, RunError>) -> Result<Option<String>, RunError> {
+async fn end_chain(run: &RunShared, chain: &Chain, walked: Result<Walked, RunError>) -> Result<Option<String>, RunError> {
     match walked {
         Ok(w) => {
             chains::join_owned(chain).await;
@@ -239,8 +239,9 @@ async fn end_chain(chain: &Chain, walked: Result<Walked, RunError>) -> Result<Op
             })
         }
         Err(e) => {
-            for task in chain.tasks.borrow().iter() {
-                task.cancel();
+            let owned: Vec<_> = chain.tasks.borrow().clone();
+            for task in &owned {
+                chains::cancel(run, task);
             }
             Err(e)
         }
