@@ -4,29 +4,23 @@
 // last chunk; a stream that breaks off after its text was reported is a Model error, not retried.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import { localProvider } from './helpers.mjs';
 import { createEngine, openAIChatModel } from '../pkg/index.js';
 
 const requests = [];
 /** What the next requests get: (body, res) => void, first first. */
 const script = [];
-let server;
+let provider;
 let baseURL;
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => { text += c; });
-    req.on('end', () => {
-      const body = JSON.parse(text);
-      requests.push(body);
-      script.shift()(body, res);
-    });
+  provider = await localProvider((body, _req, res) => {
+    requests.push(body);
+    script.shift()(body, res);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseURL = `http://127.0.0.1:${server.address().port}/v1`;
+  baseURL = provider.baseURL;
 });
-after(() => new Promise((resolve) => server.close(resolve)));
+after(() => provider.close());
 
 const engine = await createEngine();
 const chunk = (delta, extra = {}) => ({ id: 's', object: 'chat.completion.chunk', model: 'm-stream', choices: [{ index: 0, delta, finish_reason: null }], ...extra });

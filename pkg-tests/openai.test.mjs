@@ -3,19 +3,18 @@
 // the provider behaviours of issue 13 (retries, timeouts, reply shapes, options, usage, names).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createEngine, openAIChatModel } from '../pkg/index.js';
-import { PKG } from './helpers.mjs';
+import { PKG, localProvider } from './helpers.mjs';
 
 const requests = [];
 /** Scripted answers for the next requests, first first: (body, req, res) => [status, payload, headers] | undefined (answered by hand). */
 const script = [];
-let server;
+let provider;
 let baseURL;
 
 /** The fake provider: model 'broken' fails, a user turn asking to grab gets a tool call. */
@@ -31,30 +30,24 @@ function answer(body) {
 }
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => { text += c; });
-    req.on('end', () => {
-      const body = JSON.parse(text);
-      requests.push({ url: req.url, auth: req.headers.authorization, apiKey: req.headers['api-key'], body, at: Date.now() });
-      if (script.length) {
-        const answered = script.shift()(body, req, res);
-        if (!answered) return;
-        const [status, payload, headers = {}] = answered;
-        res.writeHead(status, { 'content-type': 'application/json', ...headers });
-        res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
-        return;
-      }
-      const [status, payload] = req.url.startsWith('/v1/chat/completions') ? answer(body) : [404, { error: { message: 'no such route' } }];
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(payload));
-    });
+  provider = await localProvider((body, req, res) => {
+    requests.push({ url: req.url, auth: req.headers.authorization, apiKey: req.headers['api-key'], body, at: Date.now() });
+    if (script.length) {
+      const answered = script.shift()(body, req, res);
+      if (!answered) return;
+      const [status, payload, headers = {}] = answered;
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
+      return;
+    }
+    const [status, payload] = req.url.startsWith('/v1/chat/completions') ? answer(body) : [404, { error: { message: 'no such route' } }];
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(payload));
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseURL = `http://127.0.0.1:${server.address().port}/v1`;
+  baseURL = provider.baseURL;
 });
 
-after(() => new Promise((resolve) => server.close(resolve)));
+after(() => provider.close());
 
 const engine = await createEngine();
 

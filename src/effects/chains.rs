@@ -16,7 +16,7 @@ use super::context::{Chain, EntryCtx, Identity, RunShared, MAX_DEPTH};
 use super::events::Event;
 use super::memory::{json_size, Held, Meter};
 use super::tasks::{first_finished, Starter, Task, TaskEnd};
-use crate::error::{RunError, RunErrorKind};
+use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::prompt::Prompt;
 
 /// argv for an argument string (`001`, "When argv is nil"): without `args:` the implicit
@@ -47,16 +47,17 @@ pub enum Worker {
     Function { section: usize, code: Rc<[u8]> },
 }
 
-/// The message a chain nested past the depth limit is refused with.
-pub fn depth_error() -> String {
-    format!("call depth limit of {MAX_DEPTH} reached")
+/// Refuses a chain that would nest past the depth limit below `owner`.
+fn check_depth(owner: &Chain) -> Result<(), String> {
+    if owner.depth >= MAX_DEPTH {
+        return Err(format!("call depth limit of {MAX_DEPTH} reached"));
+    }
+    Ok(())
 }
 
 /// A new chain one level below `owner`'s, with `identity`.
 fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: ChainStart) -> Result<Rc<Chain>, String> {
-    if owner.depth >= MAX_DEPTH {
-        return Err(depth_error());
-    }
+    check_depth(owner)?;
     let (args, argv) = match start.input {
         Some(input) => {
             let argv = parse_argv(&run.prompt, &input);
@@ -95,22 +96,23 @@ pub async fn call(ctx: &EntryCtx, section: usize, input: Option<String>) -> Resu
 pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter) -> Result<Rc<Task>, String> {
     let run = &ctx.run;
     let owner = &ctx.chain;
+    // Checked before the task is numbered and forked: a refused spawn takes no id.
+    check_depth(owner)?;
     let id = owner.identity.next_task_id();
     let clock = owner.identity.fork(&id);
     let item = start.item.clone();
     let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
     let (abort, registration) = AbortHandle::new_pair();
-    let target = run.prompt.sections[section].heading.clone();
-    let task = Rc::new(Task::new(id.clone(), target.clone(), item, starter, chain.clone(), abort));
+    let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.clone(), abort));
     owner.tasks.borrow_mut().push(task.clone());
 
-    let section_name = run.prompt.sections[section].name.clone();
-    run.emit(Event::TaskStarted, Some(&section_name), crate::obj!({ "id": id, "target": target, "owner": owner.id() }));
+    let s = &run.prompt.sections[section];
+    run.emit(Event::TaskStarted, Some(&s.name), crate::obj!({ "id": id, "target": s.heading, "owner": owner.id() }));
     let (run2, task2) = (run.clone(), task.clone());
     let body = async move {
         let outcome = (run2.walk_chain)(run2.clone(), chain, section).await;
         if task2.finish(TaskEnd { outcome, cancelled: false }) {
-            emit_finished(&run2, &task2, &section_name);
+            emit_finished(&run2, &task2);
         }
     };
     let future = futures::future::Abortable::new(body, registration);
@@ -124,16 +126,21 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
 }
 
 /// `task_finished`, once a task has ended.
-pub fn emit_finished(run: &RunShared, task: &Task, section: &str) {
-    run.emit(Event::TaskFinished, Some(section), crate::obj!({ "id": task.id, "status": task.status().as_str() }));
+fn emit_finished(run: &RunShared, task: &Task) {
+    let name = &run.prompt.sections[task.section].name;
+    run.emit(Event::TaskFinished, Some(name), crate::obj!({ "id": task.id, "status": task.status().as_str() }));
+}
+
+/// The heading a task started at.
+pub fn target<'a>(run: &'a RunShared, task: &Task) -> &'a str {
+    &run.prompt.sections[task.section].heading
 }
 
 /// Cancels a running task (and reports it). Returns false when it had already ended.
 pub fn cancel(run: &RunShared, task: &Task) -> bool {
     let cancelled = task.cancel();
     if cancelled {
-        let name = run.prompt.sections.iter().find(|s| s.heading == task.target).map_or("", |s| s.name.as_str());
-        emit_finished(run, task, name);
+        emit_finished(run, task);
     }
     cancelled
 }
@@ -182,13 +189,13 @@ pub fn error_value(e: &RunError) -> Json {
         Some(v) => (**v).clone(),
         None => {
             let kind = match e.kind {
-                RunErrorKind::Tool => "tool",
-                RunErrorKind::Model => "model",
-                RunErrorKind::Vfs => "store",
-                RunErrorKind::Cancelled => "cancelled",
-                _ => "lua",
+                RunErrorKind::Tool => ErrKind::Tool,
+                RunErrorKind::Model => ErrKind::Model,
+                RunErrorKind::Vfs => ErrKind::Store,
+                RunErrorKind::Cancelled => ErrKind::Cancelled,
+                _ => ErrKind::Lua,
             };
-            crate::obj!({ "kind": kind, "message": e.message })
+            crate::obj!({ "kind": kind.as_str(), "message": e.message })
         }
     }
 }
@@ -211,7 +218,7 @@ pub fn delivered(task: &Task) -> Delivered {
             ok: false,
             text: String::new(),
             item: task.item.clone(),
-            exhausted: e.value_kind() == Some(crate::error::ErrKind::RoundCap),
+            exhausted: e.value_kind() == Some(ErrKind::RoundCap),
             error: Some(error_value(e)),
             running: false,
         },
@@ -223,7 +230,7 @@ pub fn delivered(task: &Task) -> Delivered {
 pub fn is_hard(end: &TaskEnd) -> bool {
     match &end.outcome {
         Ok(_) => false,
-        Err(e) => e.value_kind() != Some(crate::error::ErrKind::RoundCap),
+        Err(e) => e.value_kind() != Some(ErrKind::RoundCap),
     }
 }
 

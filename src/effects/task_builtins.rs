@@ -30,7 +30,7 @@ pub async fn run(ctx: &EntryCtx, builtin: TaskBuiltin, arguments: &Json) -> Stri
             let list: Vec<Json> = model_tasks(ctx)
                 .iter()
                 .filter(|t| text("id").is_none_or(|id| id == t.id))
-                .map(|t| crate::obj!({ "id": t.id, "target": t.target, "status": t.status().as_str() }))
+                .map(|t| crate::obj!({ "id": t.id, "target": chains::target(&ctx.run, t), "status": t.status().as_str() }))
                 .collect();
             Json::Array(list).to_string()
         }
@@ -60,7 +60,7 @@ fn start(ctx: &EntryCtx, target: String, input: Option<String>) -> String {
         Err(m) => return format!("task: {m}"),
     };
     match chains::spawn(ctx, section, ChainStart { input, item: None, index: None, worker: None }, Starter::Model) {
-        Ok(task) => format!("started task {} at {}", task.id, task.target),
+        Ok(task) => format!("started task {} at {}", task.id, chains::target(&ctx.run, &task)),
         Err(m) => format!("task: {m}"),
     }
 }

@@ -60,8 +60,8 @@ pub enum Starter {
 
 pub struct Task {
     pub id: String,
-    /// The heading the task started at.
-    pub target: String,
+    /// The section the task started at (its heading is the task's target).
+    pub section: usize,
     /// The seeded item, reported back in the task's result.
     pub item: Option<Json>,
     pub starter: Starter,
@@ -75,10 +75,10 @@ pub struct Task {
 }
 
 impl Task {
-    pub fn new(id: String, target: String, item: Option<Json>, starter: Starter, chain: Rc<Chain>, abort: AbortHandle) -> Task {
+    pub fn new(id: String, section: usize, item: Option<Json>, starter: Starter, chain: Rc<Chain>, abort: AbortHandle) -> Task {
         Task {
             id,
-            target,
+            section,
             item,
             starter,
             chain,
@@ -180,10 +180,9 @@ impl TaskPool {
         self.by_id.borrow().get(id).cloned()
     }
 
-    /// Cancels every task still running (the run is ending).
-    pub fn cancel_all(&self) -> Vec<Rc<Task>> {
-        let running: Vec<Rc<Task>> = self.by_id.borrow().values().filter(|t| !t.is_finished()).cloned().collect();
-        running.into_iter().filter(|t| t.cancel()).collect()
+    /// The tasks still running.
+    pub fn running(&self) -> Vec<Rc<Task>> {
+        self.by_id.borrow().values().filter(|t| !t.is_finished()).cloned().collect()
     }
 }
 

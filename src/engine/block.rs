@@ -121,13 +121,7 @@ async fn run_worker(ctx: &Rc<EntryCtx>, code: &[u8]) -> Result<EntryEnd, RunErro
     let index = ctx.chain.index.map_or(Value::Nil, |i| Value::Integer(i as i64));
     match run_function(ctx, &vm, f, (item, index)).await? {
         Flow::Jump(target) => Ok(EntryEnd::Jumped(target)),
-        Flow::Values(values) => {
-            let first = values.front().unwrap_or(&Value::Nil);
-            match values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))? {
-                Some(result) => Ok(EntryEnd::Returned(result)),
-                None => Ok(EntryEnd::FellThrough),
-            }
-        }
+        Flow::Values(values) => Ok(returned(&vm, &values)?.map_or(EntryEnd::FellThrough, EntryEnd::Returned)),
     }
 }
 
@@ -148,8 +142,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
                 return Ok(EntryEnd::Jumped(target));
             }
         };
-        let first = values.front().unwrap_or(&Value::Nil);
-        if let Some(result) = values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))? {
+        if let Some(result) = returned(&vm, &values)? {
             return Ok(EntryEnd::Returned(result));
         }
     }
@@ -157,6 +150,13 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
         freeze_argv(ctx, &vm)?;
     }
     Ok(EntryEnd::FellThrough)
+}
+
+/// The scalar return rule: a block's first returned value, as text, when it is a non-nil scalar
+/// (a table, function or userdata is an error).
+fn returned(vm: &Vm, values: &MultiValue) -> Result<Option<String>, RunError> {
+    let first = values.front().unwrap_or(&Value::Nil);
+    values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))
 }
 
 /// After the H1 pass, what its blocks left in argv becomes the chain's frozen argv.

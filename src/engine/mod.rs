@@ -139,9 +139,8 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     // The main walk and every task run on one executor; tasks still running when the run ends
     // (it failed or was cancelled) are cancelled with it.
     let result = tasks::drive(&run.tasks, main_walk(&run, &chain)).await;
-    for task in run.tasks.cancel_all() {
-        let name = run.prompt.sections.iter().find(|s| s.heading == task.target).map_or("", |s| s.name.as_str());
-        chains::emit_finished(&run, &task, name);
+    for task in run.tasks.running() {
+        chains::cancel(&run, &task);
     }
     // Every write the run made is in the backend before the run ends, success or failure.
     let flushed = store.flush().await.map_err(|detail| backend_failure(&*run.host, detail));

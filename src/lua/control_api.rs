@@ -172,26 +172,22 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
         other => return fail(lua, ErrKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
     };
     match chains::spawn(ctx, section, ChainStart { input, item, index: None, worker: None }, Starter::Spawn) {
-        Ok(task) => ok(lua, (task.id.clone(), task.target.clone())),
+        Ok(task) => ok(lua, (task.id.clone(), chains::target(&ctx.run, &task))),
         Err(m) => fail(lua, ErrKind::Lua, m),
     }
 }
 
-/// The tasks a list of handle ids names (bootstrap.lua passes ids, checked there).
+/// The task a handle's id names (bootstrap.lua passes the ids of real handles).
+fn task_by_id(ctx: &EntryCtx, id: &Value) -> Result<Rc<Task>, String> {
+    let Value::String(s) = id else { return Err(format!("a task handle's id is a string, got {}", values::lua_type(id))) };
+    let id = s.to_string_lossy();
+    ctx.run.tasks.get(&id).ok_or_else(|| format!("no task {id} in this run"))
+}
+
+/// The tasks a list of handle ids names.
 fn tasks_of(ctx: &EntryCtx, ids: &Value) -> Result<Vec<Rc<Task>>, String> {
     let Value::Table(t) = ids else { return Err("tasks.join takes a list of task handles".into()) };
-    let mut out = Vec::new();
-    for v in values::sequence(t) {
-        let id = match &v {
-            Value::String(s) => s.to_string_lossy(),
-            _ => return Err("tasks.join takes a list of task handles".into()),
-        };
-        match ctx.run.tasks.get(&id) {
-            Some(task) => out.push(task),
-            None => return Err(format!("no task {id} in this run")),
-        }
-    }
-    Ok(out)
+    values::sequence(t).iter().map(|id| task_by_id(ctx, id)).collect()
 }
 
 /// One result table (`ok`, `text`, `item`, `exhausted`, `error` as fields; bootstrap.lua gives it
@@ -276,16 +272,16 @@ pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
 
 /// `handle:status()`.
 pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
-    match tasks_of(&env.ctx, &Value::Table(lua.create_sequence_from([id.clone()])?)) {
-        Ok(t) => ok(lua, t[0].status().as_str()),
+    match task_by_id(&env.ctx, id) {
+        Ok(t) => ok(lua, t.status().as_str()),
         Err(m) => fail(lua, ErrKind::Lua, m),
     }
 }
 
 /// `handle:cancel()`: true when the task was still running.
 pub fn cancel(lua: &Lua, env: &Env, id: &Value) -> Answer {
-    match tasks_of(&env.ctx, &Value::Table(lua.create_sequence_from([id.clone()])?)) {
-        Ok(t) => ok(lua, chains::cancel(&env.ctx.run, &t[0])),
+    match task_by_id(&env.ctx, id) {
+        Ok(t) => ok(lua, chains::cancel(&env.ctx.run, &t)),
         Err(m) => fail(lua, ErrKind::Lua, m),
     }
 }
@@ -316,7 +312,7 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
         let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
         out.push(as_json(&v, &i.to_string())?);
     }
-    let mut keyed: Vec<(String, Json, Json)> = Vec::new();
+    let mut keyed: Vec<((u8, String), Json, Json)> = Vec::new();
     for pair in t.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(|e| e.to_string())?;
         if let Value::Integer(i) = k {
@@ -335,18 +331,19 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
         };
         let at = values::key_text(&k);
         let value = as_json(&v, &at)?;
-        keyed.push((format!("{}{}", sort_rank(&key), at), key, value));
+        keyed.push(((sort_rank(&key), at), key, value));
     }
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
     out.extend(keyed.into_iter().map(|(_, key, value)| crate::obj!({ "key": key, "value": value })));
     Ok(out)
 }
 
-fn sort_rank(key: &Json) -> &'static str {
+/// Keys sort booleans first, then numbers, then strings (each group by its text).
+fn sort_rank(key: &Json) -> u8 {
     match key {
-        Json::Bool(_) => "0",
-        Json::Number(_) => "1",
-        _ => "2",
+        Json::Bool(_) => 0,
+        Json::Number(_) => 1,
+        _ => 2,
     }
 }
 

@@ -49,17 +49,20 @@ impl TaskBuiltin {
         }
     }
 
-    /// The built-in as a round advertises it (its description and parameter schema come from
-    /// `TASK_BUILTIN_SPECS`, parsed when a round lists them).
-    pub fn advertised(self) -> Advertised {
+    /// The four built-ins as a round advertises them, in order (their descriptions and parameter
+    /// schemas come from `TASK_BUILTIN_SPECS`, parsed once per call).
+    pub fn advertised_all() -> Vec<Advertised> {
         let specs: Json = serde_json::from_str(TASK_BUILTIN_SPECS).unwrap_or_default();
-        let spec = &specs[self as usize];
-        Advertised {
-            name: self.name().into(),
-            target: Target::Task(self),
-            description: spec["description"].as_str().unwrap_or_default().into(),
-            parameters: spec["parameters"].clone(),
-        }
+        TaskBuiltin::ALL
+            .iter()
+            .zip(specs.as_array().into_iter().flatten())
+            .map(|(&b, spec)| Advertised {
+                name: b.name().into(),
+                target: Target::Task(b),
+                description: spec["description"].as_str().unwrap_or_default().into(),
+                parameters: spec["parameters"].clone(),
+            })
+            .collect()
     }
 }
 
@@ -170,7 +173,7 @@ impl Scope {
     pub fn advertised(&self) -> Vec<Advertised> {
         let mut list = self.rendered.clone().unwrap_or_default();
         if self.task_allow.is_some() {
-            list.extend(TaskBuiltin::ALL.map(TaskBuiltin::advertised));
+            list.extend(TaskBuiltin::advertised_all());
         }
         list
     }
@@ -284,8 +287,9 @@ mod tests {
 
     #[test]
     fn every_task_builtin_has_a_description_and_an_object_schema() {
-        for b in TaskBuiltin::ALL {
-            let a = b.advertised();
+        let all = TaskBuiltin::advertised_all();
+        assert_eq!(all.len(), TaskBuiltin::ALL.len());
+        for (b, a) in TaskBuiltin::ALL.iter().zip(&all) {
             assert_eq!(a.name, b.name());
             assert!(!a.description.is_empty(), "{}", a.name);
             assert_eq!(a.parameters["type"], "object", "{}", a.name);
