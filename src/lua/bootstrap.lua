@@ -9,7 +9,9 @@
 -- the message.
 local G, E = ...
 -- E holds the Engine's values (h1, json_null, messages, engine_globals); reading any other key
--- binds the Rust function of that name (lua/ops.rs), and an unknown name is an error.
+-- binds the Rust function of that name (lua/ops.rs), and an unknown name is an error. Binding
+-- costs: the code below looks each function up in E where it calls it, never while this chunk runs, so a
+-- section entry binds only what its blocks use.
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
 local raw_set = rawset
 local type, tostring, next = type, tostring, next
@@ -45,10 +47,9 @@ end
 
 -- Errors raised by Rust methods (userdata fields, messages) arrive wrapped by mlua; the Engine's
 -- pcall hands prompts the same error value shape as every other Engine error.
-local error_parts = E.error_parts
 local function normalize(e)
   if type(e) == 'userdata' then
-    local kind, message = error_parts(e)
+    local kind, message = E.error_parts(e)
     if kind then return make_error(kind, message) end
   end
   return e
@@ -57,11 +58,10 @@ end
 -- pcall and xpcall catch Lua errors and error values, never the Engine's control signals
 -- (instruction budget, memory ceiling, cancellation; jump and determinism when they exist): `E.is_control`
 -- says whether the run is being stopped, and then the error goes on up.
-local is_control = E.is_control
 local function pass(ok, ...)
   if ok then return true, ... end
   local e = ...
-  if is_control(e) then raw_error(e, 0) end
+  if E.is_control(e) then raw_error(e, 0) end
   return false, normalize(e)
 end
 G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
@@ -73,7 +73,7 @@ local function xpass(ok, ...)
   if ok then return true, ... end
   local e = ...
   if raw_getmetatable(e) == CONTROL then raw_error(e[1], 0) end
-  if is_control(e) then raw_error(e, 0) end
+  if E.is_control(e) then raw_error(e, 0) end
   return false, e
 end
 G.xpcall = function(f, handler, ...)
@@ -81,7 +81,7 @@ G.xpcall = function(f, handler, ...)
     raw_error("bad argument #2 to 'xpcall' (function expected, got " .. (handler == nil and 'no value' or type(handler)) .. ')', 2)
   end
   return xpass(raw_xpcall(f, function(e)
-    if is_control(e) then return raw_setmetatable({ e }, CONTROL) end
+    if E.is_control(e) then return raw_setmetatable({ e }, CONTROL) end
     return handler(normalize(e))
   end, ...))
 end
@@ -137,12 +137,10 @@ local user_mt = nil
 -- it holds when the pass ends. After that, sections read the frozen argv through Rust.
 local h1 = E.h1
 local argv_value = h1 and E.argv_initial() or nil
-local argv_frozen = E.argv_frozen
-local prose_get = E.prose
 local G_MT = {}
 G_MT.__index = function(t, k)
   if k == 'prose' then
-    local ok, a, b = prose_get()
+    local ok, a, b = E.prose()
     if ok then return a end
     local e = make_error('lua', b)
     substitution_errors[e] = true
@@ -150,7 +148,7 @@ G_MT.__index = function(t, k)
   end
   if k == 'argv' then
     if h1 then return argv_value end
-    return check(argv_frozen())
+    return check(E.argv_frozen())
   end
   local mt = user_mt
   if mt ~= nil then
@@ -222,14 +220,13 @@ local function sealed(name, get)
     __metatable = name .. ' is sealed',
   })
 end
-G.sys = sealed('sys', E.sys_get)
-local prompt_get, prompt_list = E.prompt_get, E.prompt_list
-local function list(heading) return check(prompt_list(heading)) end
+G.sys = sealed('sys', function(k) return E.sys_get(k) end)
+local function list(heading) return check(E.prompt_list(heading)) end
 G.prompt = sealed('prompt', function(k)
   if k == 'list' then return true, list end
-  return prompt_get(k)
+  return E.prompt_get(k)
 end)
-G.ui = sealed('ui', E.ui_get)
+G.ui = sealed('ui', function(k) return E.ui_get(k) end)
 
 -- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
 -- assigning line. Rust builds the proxies with these metamethods.
@@ -255,15 +252,15 @@ local var_mt_fns = {
 
 G.json = {
   null = E.json_null,
-  array = E.json_array,
+  array = function(...) return E.json_array(...) end,
   encode = function(v) return check(E.json_encode(v)) end,
   decode = function(s) return check(E.json_decode(s)) end,
 }
 -- store: the eight calls; each suspends while the store answers.
 local store = {}
 for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
-  local call = E['store_' .. name]
-  store[name] = function(...) return check(call(...)) end
+  local key = 'store_' .. name
+  store[name] = function(...) return check(E[key](...)) end
 end
 G.store = store
 
@@ -285,24 +282,21 @@ G.compactors = unavailable_table('compactors')
 
 -- Control flow (DECISIONS.md, "Runs, walks and chains"). `jump` unwinds the block as a control
 -- signal no pcall catches; `call` and the waiting `tasks` functions suspend while other chains run.
-local jump_to = E.jump
-G.jump = function(target) check(jump_to(target)) end
-local call_chain = E.call
-G.call = function(target, input) return check(call_chain(target, input)) end
+G.jump = function(target) check(E.jump(target)) end
+G.call = function(target, input) return check(E.call(target, input)) end
 
 -- require: the library's blocks run here, in the requiring VM, each over its own prose; the
 -- caller's prose is set aside meanwhile. Loaded once per VM.
-local require_find, prose_push, prose_pop = E.require_find, E.prose_push, E.prose_pop
 local loaded = {}
 G.require = function(target)
-  local index, chunks = check(require_find(target))
+  local index, chunks = check(E.require_find(target))
   local hit = loaded[index]
   if hit then return hit[1] end
   local value
   for i = 1, #chunks do
-    prose_push(chunks[i][2])
+    E.prose_push(chunks[i][2])
     local ok, v = raw_pcall(chunks[i][1])
-    prose_pop()
+    E.prose_pop()
     if not ok then raw_error(v, 0) end
     if v ~= nil then value = v; break end
   end
@@ -324,13 +318,12 @@ local function wrap_results(list)
   return list
 end
 local handle_ids = raw_setmetatable({}, { __mode = 'k' })
-local task_status, task_cancel = E.task_status, E.task_cancel
 local function make_handle(id, target)
   local fields = {
     id = id,
     target = target,
-    status = function() return check(task_status(id)) end,
-    cancel = function() return check(task_cancel(id)) end,
+    status = function() return check(E.task_status(id)) end,
+    cancel = function() return check(E.task_cancel(id)) end,
   }
   local h = raw_setmetatable({}, {
     __index = fields,
@@ -353,10 +346,9 @@ local function ids_of(fname, handles)
   end
   return ids
 end
-local spawn, join, join_any, fanout = E.tasks_spawn, E.tasks_join, E.tasks_join_any, E.tasks_fanout
 G.tasks = raw_setmetatable({}, {
   __index = {
-    spawn = function(target, opts) return make_handle(check(spawn(target, opts))) end,
+    spawn = function(target, opts) return make_handle(check(E.tasks_spawn(target, opts))) end,
     join = function(handles, opts)
       local ids = ids_of('tasks.join', handles)
       local timeout = nil
@@ -364,13 +356,13 @@ G.tasks = raw_setmetatable({}, {
         if type(opts) ~= 'table' then raise('lua', 'tasks.join options must be a table, got ' .. type(opts)) end
         timeout = opts.timeout_ms
       end
-      return wrap_results(check(join(ids, timeout)))
+      return wrap_results(check(E.tasks_join(ids, timeout)))
     end,
     join_any = function(handles)
-      local r, i = check(join_any(ids_of('tasks.join_any', handles)))
+      local r, i = check(E.tasks_join_any(ids_of('tasks.join_any', handles)))
       return wrap_result(r), handles[i]
     end,
-    fanout = function(worker, collection) return wrap_results(check(fanout(worker, collection))) end,
+    fanout = function(worker, collection) return wrap_results(check(E.tasks_fanout(worker, collection))) end,
   },
   __newindex = function(_, k) raise('lua', "tasks is sealed; cannot set '" .. tostring(k) .. "'") end,
   __metatable = 'tasks is sealed',
@@ -425,16 +417,15 @@ tools.allow_tasks = function(targets)
   end
   check(E.tools_allow_tasks(targets))
 end
-local calls_active, calls_get = E.calls_active, E.calls_get
 local calls_view = raw_setmetatable({}, {
-  __index = function(_, k) return check(calls_get(k)) end,
+  __index = function(_, k) return check(E.calls_get(k)) end,
   __newindex = function() raise('lua', 'tools.calls is read-only') end,
   __metatable = 'tools.calls is read-only',
 })
 G.tools = raw_setmetatable(tools, {
   __index = function(_, k)
     if k == 'calls' then
-      if calls_active() then return calls_view end
+      if E.calls_active() then return calls_view end
       return nil
     end
     return nil
@@ -451,11 +442,11 @@ G.packs = packs
 G.messages = E.messages
 
 local models = {}
-local infer = E.infer
-models.infer = function(p) return check(infer(p)) end
+models.infer = function(p) return check(E.infer(p)) end
 -- models.get(role): a frozen handle whose infer runs one round on that role.
 models.get = function(role) return check(E.model_handle(role)) end
-E.register_model_infer(function(handle, p) return check(infer(p, handle.role)) end)
+-- Every model handle's `infer` field answers this function (lua/handles.rs holds it).
+local function model_infer(handle, p) return check(E.infer(p, handle.role)) end
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
 -- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
@@ -489,19 +480,20 @@ G.models = unavailable_table('models', models)
 -- environment of its own that sees only a small set of globals; what it assigns is checked
 -- against the reserved names (all of a prelude's globals, in byte order) and installs into _G,
 -- tables as sealed proxies.
-local ENGINE_GLOBALS = {}
-for _, n in next, E.engine_globals do ENGINE_GLOBALS[n] = true end
-local STD_GLOBALS = {}
-for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
-  'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',
-  'load', 'dofile', 'loadfile', 'print', 'rawget', 'rawset', 'rawequal', 'rawlen', 'collectgarbage', 'coroutine',
-  'io', 'os', 'debug', 'package', 'warn' } do
-  STD_GLOBALS[n] = true
-end
-local KEYWORDS = {}
-for _, n in next, { 'and', 'break', 'do', 'else', 'elseif', 'end', 'false', 'for', 'function', 'global', 'goto',
-  'if', 'in', 'local', 'nil', 'not', 'or', 'repeat', 'return', 'then', 'true', 'until', 'while' } do
-  KEYWORDS[n] = true
+local ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS -- the reserved names, made by the first install
+local function reserved_names()
+  ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS = {}, {}, {}
+  for _, n in next, E.engine_globals do ENGINE_GLOBALS[n] = true end
+  for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
+    'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',
+    'load', 'dofile', 'loadfile', 'print', 'rawget', 'rawset', 'rawequal', 'rawlen', 'collectgarbage', 'coroutine',
+    'io', 'os', 'debug', 'package', 'warn' } do
+    STD_GLOBALS[n] = true
+  end
+  for _, n in next, { 'and', 'break', 'do', 'else', 'elseif', 'end', 'false', 'for', 'function', 'global', 'goto',
+    'if', 'in', 'local', 'nil', 'not', 'or', 'repeat', 'return', 'then', 'true', 'until', 'while' } do
+    KEYWORDS[n] = true
+  end
 end
 local raw_sort, raw_concat = table.sort, table.concat
 local prelude_owner = {}
@@ -519,6 +511,7 @@ end
 
 local function install_preludes()
   local list = check(E.preludes())
+  if #list > 0 and not KEYWORDS then reserved_names() end
   for i = 1, #list do
     local id, source = list[i][1], list[i][2]
     local view = {
@@ -576,4 +569,5 @@ return {
   is_substitution_error = function(e) return substitution_errors[e] == true end,
   is_error_value = function(e) return raw_getmetatable(e) == ERR end,
   make_error = make_error,
+  model_infer = model_infer,
 }

@@ -3,7 +3,7 @@
 //! impl costs its own copy of mlua's glue; a Tool or Pack object is made once per VM and kept in a
 //! registry cache, so `==` and table keys work.
 
-use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
+use mlua::{AnyUserData, Function, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
 
@@ -210,8 +210,7 @@ pub fn model_handle(lua: &Lua, env: &Env, role: &Value) -> Answer {
     }
 }
 
-/// bootstrap.lua hands over the Lua function every model handle's `infer` field answers.
-pub fn register_model_infer(lua: &Lua, f: Value) -> Answer {
-    lua.set_named_registry_value(MODEL_INFER, f)?;
-    Ok(mlua::MultiValue::new())
+/// Keeps the Lua function (from bootstrap.lua) every model handle's `infer` field answers.
+pub fn register_model_infer(lua: &Lua, f: Function) -> mlua::Result<()> {
+    lua.set_named_registry_value(MODEL_INFER, f)
 }

@@ -30,6 +30,9 @@ pub struct Env {
     /// `coroutine.yield` from the globals when it creates an async function, so binding a
     /// [`SuspendOp`] lends it back for that moment.
     pub coroutine: Table,
+    /// The VM's one async Rust function and the factory that closes a [`SuspendOp`] over it
+    /// (see [`bind_suspending`]); made the first time a suspending function is bound.
+    pub suspending: OnceCell<(Function, Function)>,
 }
 
 /// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
@@ -88,7 +91,6 @@ engine_functions! {
         ModelsUse = "models_use",
         ModelsDefault = "models_default",
         ModelHandle = "model_handle",
-        RegisterModelInfer = "register_model_infer",
         // Tools and Packs.
         ToolsGet = "tools_get",
         ToolsList = "tools_list",
@@ -148,6 +150,16 @@ engine_functions! {
 }
 
 impl SuspendOp {
+    /// The variant's position in [`SuspendOp::ALL`]: how a bound Lua function names its op to
+    /// the VM's one async function ([`bind_suspending`]).
+    fn code(self) -> i64 {
+        SuspendOp::ALL.iter().position(|op| *op == self).map_or(-1, |i| i as i64)
+    }
+
+    fn from_code(code: i64) -> Option<SuspendOp> {
+        usize::try_from(code).ok().and_then(|i| SuspendOp::ALL.get(i)).copied()
+    }
+
     fn store_op(self) -> Option<StoreOp> {
         Some(match self {
             SuspendOp::StoreWrite => StoreOp::Write,
@@ -210,18 +222,43 @@ fn bind(lua: &Lua, env: &Rc<Env>, args: Args) -> Answer {
     let f = if let Some(op) = Op::from_name(&name) {
         rust_function(lua, env, RustFn::Op(op))?
     } else if let Some(op) = SuspendOp::from_name(&name) {
-        let ctx = env.ctx.clone();
-        let g = lua.globals();
-        let prompt_value: Value = g.raw_get("coroutine")?;
-        g.raw_set("coroutine", Value::Table(env.coroutine.clone()))?;
-        let f = lua.create_async_function(move |lua: Lua, args: MultiValue| suspend(lua, ctx.clone(), op, args));
-        g.raw_set("coroutine", prompt_value)?;
-        f?
+        bind_suspending(lua, env, op)?
     } else {
         return Err(mlua::Error::runtime(format!("no Engine function named {name:?}")));
     };
     e.raw_set(Value::String(key), Value::Function(f.clone()))?;
     f.into_lua_multi(lua)
+}
+
+/// The Lua closure factory behind every suspending Engine function: `(f, code)` gives
+/// `function(...) return f(code, ...) end`, a tail call, so the async function yields as if
+/// called directly.
+const SUSPENDING_FACTORY: &str = "local f, code = ... return function(...) return f(code, ...) end";
+
+/// A suspending Engine function: a Lua closure that calls the VM's one async Rust function with
+/// the op's code first. mlua compiles a Lua wrapper for every async function it creates, which
+/// cost a section entry more than everything else it did; one per VM, made only when a block
+/// first suspends, leaves entries that never wait on the host free of it.
+fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Function> {
+    let (entry, factory) = match env.suspending.get() {
+        Some(pair) => pair.clone(),
+        None => {
+            let ctx = env.ctx.clone();
+            let g = lua.globals();
+            let prompt_value: Value = g.raw_get("coroutine")?;
+            g.raw_set("coroutine", Value::Table(env.coroutine.clone()))?;
+            let entry = lua.create_async_function(move |lua: Lua, mut args: MultiValue| {
+                let op = args.pop_front().and_then(|code| code.as_i64()).and_then(SuspendOp::from_code);
+                suspend(lua, ctx.clone(), op, args)
+            });
+            g.raw_set("coroutine", prompt_value)?;
+            let factory = lua.load(SUSPENDING_FACTORY).set_name("=runvil suspend").into_function()?;
+            let pair = (entry?, factory);
+            let _ = env.suspending.set(pair.clone());
+            pair
+        }
+    };
+    factory.call((entry, op.code()))
 }
 
 /// Runs one synchronous Engine function. The match is exhaustive: a new [`Op`] does not compile
@@ -254,7 +291,6 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
         Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
         Op::ModelHandle => handles::model_handle(lua, env, &a.get(0)),
-        Op::RegisterModelInfer => handles::register_model_infer(lua, a.get(0)),
         Op::ToolsGet => tools_api::tools_get(lua, env, &a.get(0)),
         Op::ToolsList => tools_api::tools_list(lua, env, &a.get(0)),
         Op::PacksGet => tools_api::packs_get(lua, env, &a.get(0)),
@@ -284,7 +320,10 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
 }
 
 /// Runs one suspending Engine function, raced against the run's cancellation.
-async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: SuspendOp, args: MultiValue) -> Answer {
+async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: MultiValue) -> Answer {
+    let Some(op) = op else {
+        return Err(mlua::Error::runtime("a suspending Engine function was called without its code"));
+    };
     let a = Args(args);
     if ctx.loading_prelude.get() && op.store_op().is_none() {
         return fail(&lua, ErrKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
@@ -341,8 +380,9 @@ mod tests {
             let name: String = source[i + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             used.push(name);
         }
-        // The store calls are bound by a computed name, `E['store_' .. name]`, over this list.
-        if source.contains("E['store_' .. name]") {
+        // The store calls are bound by a computed name, `E[key]` with `key = 'store_' .. name`,
+        // over this list.
+        if source.contains("local key = 'store_' .. name") {
             for name in ["write", "append", "read", "read_numbered", "str_replace", "delete", "exists", "glob"] {
                 assert!(source.contains(&format!("'{name}'")), "bootstrap.lua's store list lacks {name}");
                 used.push(format!("store_{name}"));

@@ -1,0 +1,106 @@
+//! `cargo bench --bench entry`: what one section entry costs natively, against a bare Lua 5.5
+//! state (the same libraries opened, nothing else) created in the same process with interleaved
+//! samples. Issue 9's goal for an entry is at most 2x the bare state. The wasm figures come from
+//! `node bench/entries.mjs`; this native bench is for profiling (`perf record` on it).
+
+use futures::future::LocalBoxFuture;
+use mlua::{Lua, LuaOptions, StdLib};
+use runvil::{Host, RunOptions};
+use serde_json::Value as Json;
+use std::rc::Rc;
+use std::time::Instant;
+
+const SECTIONS: usize = 200;
+const SAMPLES: usize = 9;
+
+/// A host that answers nothing: the prompt only runs Lua.
+struct QuietHost;
+
+impl Host for QuietHost {
+    fn emit(&self, _event: Json) {}
+    fn now_ms(&self) -> f64 {
+        0.0
+    }
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+    fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::pending())
+    }
+    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::ready(()))
+    }
+    fn sleep(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::pending())
+    }
+    fn has_model(&self, _role: &str, _spec: &Json) -> bool {
+        false
+    }
+    fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+        Box::pin(futures::future::ready(Err("no models in this benchmark".to_string())))
+    }
+}
+
+/// `SECTIONS` sections, each one block that falls through (`local x = 1`), so the walk enters
+/// every one of them and each entry's own work is next to nothing.
+fn prompt() -> String {
+    let mut s = String::from("# Entries\n");
+    for k in 1..=SECTIONS {
+        s.push_str(&format!("\n## S{k}\n\n```lua\nlocal x = {k}\n```\n"));
+    }
+    s
+}
+
+/// Microseconds per section entry for one run of the prompt.
+fn entry_us(src: &str) -> f64 {
+    let start = Instant::now();
+    let result = futures::executor::block_on(runvil::run(src, RunOptions::default(), Rc::new(QuietHost)));
+    assert!(result.is_ok(), "the benchmark prompt runs");
+    start.elapsed().as_secs_f64() * 1e6 / (SECTIONS + 1) as f64
+}
+
+/// Microseconds per bare state: the libraries an entry opens, and a trivial chunk run in it.
+fn bare_us() -> f64 {
+    let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+    let start = Instant::now();
+    for k in 0..SECTIONS {
+        let lua = Lua::new_with(libs, LuaOptions::new()).expect("a bare state");
+        lua.load(format!("local x = {k}")).exec().expect("runs");
+    }
+    start.elapsed().as_secs_f64() * 1e6 / SECTIONS as f64
+}
+
+fn stats(mut xs: Vec<f64>) -> (f64, f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[0], xs[xs.len() / 2], xs[xs.len() - 1])
+}
+
+fn main() {
+    let src = prompt();
+    // `ENTRY_BENCH_ONCE=entry` (or `bare`) runs one sample of one side only: for instruction
+    // counts under `valgrind --tool=callgrind`, which the noise of a shared machine does not move.
+    match std::env::var("ENTRY_BENCH_ONCE").as_deref() {
+        Ok("entry") => return println!("{:.1} µs per entry", entry_us(&src)),
+        Ok("bare") => return println!("{:.1} µs per bare state", bare_us()),
+        _ => {}
+    }
+    let (mut entries, mut bares) = (Vec::new(), Vec::new());
+    entry_us(&src); // warm-up
+    bare_us();
+    for i in 0..SAMPLES {
+        // Interleaved, alternating which goes first.
+        if i % 2 == 0 {
+            entries.push(entry_us(&src));
+            bares.push(bare_us());
+        } else {
+            bares.push(bare_us());
+            entries.push(entry_us(&src));
+        }
+    }
+    let ratio = stats(entries.iter().zip(&bares).map(|(e, b)| e / b).collect());
+    let (e, b) = (stats(entries), stats(bares));
+    println!("section entry (native), {SAMPLES} interleaved samples, min / median / max µs");
+    println!("  runvil entry   {:8.1} {:8.1} {:8.1}", e.0, e.1, e.2);
+    println!("  bare Lua state {:8.1} {:8.1} {:8.1}", b.0, b.1, b.2);
+    println!("  ratio          {:8.2} {:8.2} {:8.2}", ratio.0, ratio.1, ratio.2);
+}
