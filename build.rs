@@ -32,15 +32,27 @@ fn main() {
     println!("cargo:rustc-link-lib=static:-bundle=c");
 }
 
-/// bootstrap.lua without its comments and indentation, for `include_str!`: the source is kept
-/// readable in the repository, and the module (450 KB gzip budget) carries only the code. The
-/// file has no long strings, so dropping `--` lines and leading spaces cannot change its meaning.
+/// The Engine's Lua code (bootstrap.lua and lua/parts/*.lua) without comments and indentation,
+/// for `include_str!`: the sources are kept readable in the repository, and the module (it has a
+/// size budget) carries only the code. The files have no long strings, so dropping `--` lines and
+/// leading spaces cannot change their meaning.
 fn minify_bootstrap() {
-    println!("cargo:rerun-if-changed=src/lua/bootstrap.lua");
-    let source = std::fs::read_to_string("src/lua/bootstrap.lua").expect("src/lua/bootstrap.lua");
-    let code: Vec<&str> = source.lines().map(str::trim_start).filter(|l| !l.is_empty() && !l.starts_with("--")).collect();
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("bootstrap.min.lua");
-    std::fs::write(out, code.join("\n")).expect("write bootstrap.min.lua");
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::create_dir_all(out.join("parts")).expect("create $OUT_DIR/parts");
+    let mut files = vec![("src/lua/bootstrap.lua".to_string(), out.join("bootstrap.min.lua"))];
+    println!("cargo:rerun-if-changed=src/lua/parts");
+    for entry in std::fs::read_dir("src/lua/parts").expect("src/lua/parts") {
+        let path = entry.expect("src/lua/parts entry").path();
+        if let (Some(stem), Some("lua")) = (path.file_stem().and_then(|s| s.to_str()), path.extension().and_then(|s| s.to_str())) {
+            files.push((path.display().to_string(), out.join("parts").join(format!("{stem}.min.lua"))));
+        }
+    }
+    for (source, target) in files {
+        println!("cargo:rerun-if-changed={source}");
+        let text = std::fs::read_to_string(&source).expect("read Engine Lua source");
+        let code: Vec<&str> = text.lines().map(str::trim_start).filter(|l| !l.is_empty() && !l.starts_with("--")).collect();
+        std::fs::write(target, code.join("\n")).expect("write minified Engine Lua");
+    }
 }
 
 /// One `#[test]` per spec case, so a failure names its case: `$OUT_DIR/spec_cases.rs` holds a

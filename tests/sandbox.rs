@@ -130,3 +130,18 @@ fn coroutine_stays_out_of_the_sandbox() {
     // The coroutine library is loaded for the Engine's suspending calls only.
     assert_eq!(result(&main_block("return type(coroutine)"), ""), "nil");
 }
+
+/// Engine globals whose code loads on first read (lua/parts/) behave as ordinary globals: a
+/// block that assigns one before reading it keeps its own value, one that reads it gets the
+/// Engine's, and a prompt-replaced base function does not reach the Engine's code.
+#[test]
+fn lazily_loaded_globals_behave_as_plain_globals() {
+    let out = result(&main_block("tools = nil\ntasks = 7\nreturn tostring(tools) .. ' ' .. tostring(tasks) .. ' ' .. type(models)"), "");
+    assert_eq!(out, "nil 7 table");
+    let out = result(&main_block("local t = tools\ntools = 'mine'\nreturn type(t) .. ' ' .. tools .. ' ' .. type(packs)"), "");
+    assert_eq!(out, "table mine table");
+    // A block that breaks `type` and `tostring` before the tools part loads: the part was given
+    // the originals, so its argument checks still answer precisely.
+    let e = error(&main_block("type = nil\ntostring = nil\ntools.allow_tasks(5)"), "");
+    assert_eq!(e.message, "tools.allow_tasks targets must be a list of section headings, got number");
+}

@@ -133,6 +133,12 @@ end
 -- here. A prompt's own setmetatable(_G, mt) is kept aside and consulted for every other miss,
 -- so `__index` defaults and strict-mode metatables behave as the author wrote them.
 local user_mt = nil
+-- The Engine globals whose code loads on first read (lua/parts/*.lua, see `part` below), by the
+-- part that defines them, and those a block assigned before reading: its value stands.
+local PART_OF = { jump = 'control', call = 'control', require = 'control', tasks = 'tasks',
+  tools = 'tools', packs = 'tools', models = 'models' }
+local assigned = {}
+local part
 -- In the H1 pass argv is an ordinary value the H1 blocks may repair; the Engine freezes what
 -- it holds when the pass ends. After that, sections read the frozen argv through Rust.
 local h1 = E.h1
@@ -150,6 +156,11 @@ G_MT.__index = function(t, k)
     if h1 then return argv_value end
     return check(E.argv_frozen())
   end
+  local p = PART_OF[k]
+  if p and not assigned[k] then
+    part(p)
+    return raw_get(t, k)
+  end
   local mt = user_mt
   if mt ~= nil then
     local h = mt.__index
@@ -163,6 +174,7 @@ G_MT.__newindex = function(t, k, v)
     if h1 then argv_value = v; return end
     raise('lua', 'argv is frozen after the H1 pass; repair it in the H1 body')
   end
+  if PART_OF[k] then assigned[k] = true end
   if k == 'prose' then raise('lua', 'prose is read-only: it is the rendered prose above the current block') end
   local mt = user_mt
   if mt ~= nil then
@@ -279,282 +291,40 @@ local function unavailable_table(name, present)
   })
 end
 G.compactors = unavailable_table('compactors')
-
--- Control flow (DECISIONS.md, "Runs, walks and chains"). `jump` unwinds the block as a control
--- signal no pcall catches; `call` and the waiting `tasks` functions suspend while other chains run.
-G.jump = function(target) check(E.jump(target)) end
-G.call = function(target, input) return check(E.call(target, input)) end
-
--- require: the library's blocks run here, in the requiring VM, each over its own prose; the
--- caller's prose is set aside meanwhile. Loaded once per VM.
-local loaded = {}
-G.require = function(target)
-  local index, chunks = check(E.require_find(target))
-  local hit = loaded[index]
-  if hit then return hit[1] end
-  local value
-  for i = 1, #chunks do
-    E.prose_push(chunks[i][2])
-    local ok, v = raw_pcall(chunks[i][1])
-    E.prose_pop()
-    if not ok then raw_error(v, 0) end
-    if v ~= nil then value = v; break end
-  end
-  loaded[index] = { value }
-  return value
-end
-
--- tasks: handles are read-only tables the Engine knows by id; results carry `ok`, `text`,
--- `item`, `exhausted` and `error`, and `tostring` gives `text`.
-local RESULT = { __name = 'task result' }
-RESULT.__tostring = function(r) return r.text end
-local function wrap_result(r)
-  local e = r.error
-  if e ~= nil then r.error = make_error(e.kind, e.message, e) end
-  return raw_setmetatable(r, RESULT)
-end
-local function wrap_results(list)
-  for i = 1, #list do wrap_result(list[i]) end
-  return list
-end
-local handle_ids = raw_setmetatable({}, { __mode = 'k' })
-local function make_handle(id, target)
-  local fields = {
-    id = id,
-    target = target,
-    status = function() return check(E.task_status(id)) end,
-    cancel = function() return check(E.task_cancel(id)) end,
-  }
-  local h = raw_setmetatable({}, {
-    __index = fields,
-    __newindex = function(_, k) raise('lua', "a task handle is read-only; cannot set '" .. tostring(k) .. "'") end,
-    __tostring = function() return 'task ' .. id end,
-    __metatable = 'task handle',
-  })
-  handle_ids[h] = id
-  return h
-end
-local function ids_of(fname, handles)
-  if type(handles) ~= 'table' then
-    raise('lua', fname .. ' takes a list of task handles, got ' .. type(handles))
-  end
-  local ids = {}
-  for i = 1, #handles do
-    local id = handle_ids[handles[i]]
-    if id == nil then raise('lua', fname .. ': item ' .. i .. ' is not a task handle') end
-    ids[i] = id
-  end
-  return ids
-end
-G.tasks = raw_setmetatable({}, {
-  __index = {
-    spawn = function(target, opts) return make_handle(check(E.tasks_spawn(target, opts))) end,
-    join = function(handles, opts)
-      local ids = ids_of('tasks.join', handles)
-      local timeout = nil
-      if opts ~= nil then
-        if type(opts) ~= 'table' then raise('lua', 'tasks.join options must be a table, got ' .. type(opts)) end
-        timeout = opts.timeout_ms
-      end
-      return wrap_results(check(E.tasks_join(ids, timeout)))
-    end,
-    join_any = function(handles)
-      local r, i = check(E.tasks_join_any(ids_of('tasks.join_any', handles)))
-      return wrap_result(r), handles[i]
-    end,
-    fanout = function(worker, collection) return wrap_results(check(E.tasks_fanout(worker, collection))) end,
-  },
-  __newindex = function(_, k) raise('lua', "tasks is sealed; cannot set '" .. tostring(k) .. "'") end,
-  __metatable = 'tasks is sealed',
-})
-
--- tools and packs (chapter 002). Local tool handlers stay here, as Lua functions, and run on the
--- calling coroutine under the Engine's pcall: a handler can suspend, and whatever it raises
--- reaches the caller unchanged.
-local engine_pcall = G.pcall
-local handlers = {}
-local function run_local(alias, args, call_id, turn)
-  E.local_begin(alias)
-  local ok, v = engine_pcall(handlers[alias], args)
-  if not ok then
-    check(E.local_end(alias, call_id, turn, true, nil))
-    raw_error(v, 0)
-  end
-  return check(E.local_end(alias, call_id, turn, false, v))
-end
-
-local tools = {}
-tools.get = function(id) return check(E.tools_get(id)) end
-tools.required = function() return check(E.tools_list(true)) end
-tools.extras = function() return check(E.tools_list(false)) end
-tools.offer = function(...) return check(E.tools_offer(...)) end
-tools.offer_local = function(alias, description, params, handler)
-  check(E.tools_offer_local(alias, description, params, handler))
-  handlers[alias] = handler
-end
-tools.call = function(tool, args)
-  local is_local, a, b, c = check(E.tools_resolve(tool, args))
-  if is_local then return run_local(a, b, '', nil) end
-  return check(E.tool(a, b, c))
-end
--- The model's task built-ins (effects/task_builtins.rs) join the section's rounds from now on.
-tools.allow_tasks = function(targets)
-  if targets ~= nil then
-    if type(targets) ~= 'table' then
-      raise('lua', 'tools.allow_tasks targets must be a list of section headings, got ' .. type(targets))
-    end
-    local n = 0
-    for _, t in ipairs(targets) do
-      if type(t) ~= 'string' then
-        raise('lua', 'tools.allow_tasks targets must be section heading strings, got ' .. (math.type(t) or type(t)))
-      end
-      if not t:find('%S') then raise('lua', 'tools.allow_tasks targets must be non-empty section headings') end
-      n = n + 1
-    end
-    if n == 0 then
-      raise('lua', 'tools.allow_tasks targets must name at least one section; call it with no argument to allow any section')
-    end
-  end
-  check(E.tools_allow_tasks(targets))
-end
-local calls_view = raw_setmetatable({}, {
-  __index = function(_, k) return check(E.calls_get(k)) end,
-  __newindex = function() raise('lua', 'tools.calls is read-only') end,
-  __metatable = 'tools.calls is read-only',
-})
-G.tools = raw_setmetatable(tools, {
-  __index = function(_, k)
-    if k == 'calls' then
-      if E.calls_active() then return calls_view end
-      return nil
-    end
-    return nil
-  end,
-})
-
-local packs = {}
-packs.get = function(name) return check(E.packs_get(name)) end
-packs.required = function() return check(E.packs_list(true)) end
-packs.extras = function() return check(E.packs_list(false)) end
-packs.offer = function(...) check(E.packs_offer(...)) end
-G.packs = packs
-
 G.messages = E.messages
 
-local models = {}
-models.infer = function(p) return check(E.infer(p)) end
--- models.get(role): a frozen handle whose infer runs one round on that role.
-models.get = function(role) return check(E.model_handle(role)) end
 -- Every model handle's `infer` field answers this function (lua/handles.rs holds it).
 local function model_infer(handle, p) return check(E.infer(p, handle.role)) end
-models.use = function(role) return check(E.models_use(role)) end
-models.default = function(role) return check(E.models_default(role)) end
--- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
--- catalog calls; local tool calls run here, one at a time, in the model's order.
-models.loop = function()
-  check(E.loop_start())
-  while true do
-    local final, n = check(E.round())
-    if final then return n end
-    local i = 1
-    while i <= n do
-      local is_local, alias, args, id, turn = check(E.loop_call(i))
-      if is_local then
-        local ok, v = engine_pcall(run_local, alias, args, id, turn)
-        if not ok then
-          E.loop_abort()
-          raw_error(v, 0)
-        end
-        check(E.loop_set(i, v))
-        i = i + 1
-      else
-        i = check(E.batch(i))
-      end
-    end
-    check(E.loop_finish())
-  end
-end
-G.models = unavailable_table('models', models)
 
--- Pack preludes (chapter 002, "Pack preludes"). Each declared Pack's prelude runs in an
--- environment of its own that sees only a small set of globals; what it assigns is checked
--- against the reserved names (all of a prelude's globals, in byte order) and installs into _G,
--- tables as sealed proxies.
-local ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS -- the reserved names, made by the first install
-local function reserved_names()
-  ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS = {}, {}, {}
-  for _, n in next, E.engine_globals do ENGINE_GLOBALS[n] = true end
-  for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
-    'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',
-    'load', 'dofile', 'loadfile', 'print', 'rawget', 'rawset', 'rawequal', 'rawlen', 'collectgarbage', 'coroutine',
-    'io', 'os', 'debug', 'package', 'warn' } do
-    STD_GLOBALS[n] = true
+-- The parts: what the Engine's Lua side needs only when a block uses it (call, jump, require,
+-- tasks, tools, packs, models, Pack preludes) is compiled apart and loaded into a VM the first
+-- time it is needed, so a section entry that uses none of it does not pay for it. `core` is what
+-- a part may use: it is built now, before any prompt code runs, because by the time a part
+-- loads a block may have replaced any global.
+local core = {
+  check = check, raise = raise, make_error = make_error, unavailable_table = unavailable_table,
+  pcall = G.pcall, raw_pcall = raw_pcall, raw_error = raw_error, raw_setmetatable = raw_setmetatable,
+  raw_set = raw_set, type = type, tostring = tostring, next = next, ipairs = ipairs, math_type = math.type,
+  -- What a Pack prelude's environment offers (parts/preludes.lua).
+  std = {
+    assert = assert, error = raw_error, getmetatable = G.getmetatable, ipairs = ipairs, next = next,
+    pairs = pairs, pcall = G.pcall, select = select, setmetatable = G.setmetatable, tonumber = tonumber,
+    tostring = tostring, type = type, xpcall = G.xpcall, string = string, table = table, math = math,
+    utf8 = utf8,
+  },
+}
+local parts = {}
+part = function(name)
+  local p = parts[name]
+  if p then return p end
+  p = check(E.load_part(name))(G, E, core)
+  parts[name] = p
+  for k, v in next, p.globals or {} do
+    if not assigned[k] then raw_set(G, k, v) end
   end
-  for _, n in next, { 'and', 'break', 'do', 'else', 'elseif', 'end', 'false', 'for', 'function', 'global', 'goto',
-    'if', 'in', 'local', 'nil', 'not', 'or', 'repeat', 'return', 'then', 'true', 'until', 'while' } do
-    KEYWORDS[n] = true
-  end
+  return p
 end
-local raw_sort, raw_concat = table.sort, table.concat
-local prelude_owner = {}
-
-local function seal(name, pack, t)
-  return raw_setmetatable({}, {
-    __index = t,
-    __newindex = function(_, k)
-      local shown = type(k) == 'string' and k or (math.type(k) == 'integer' and tostring(k) or type(k))
-      raise('lua', name .. ' is read-only: Pack `' .. pack .. '` defines it; cannot set \'' .. shown .. '\'')
-    end,
-    __metatable = name .. ' is sealed',
-  })
-end
-
-local function install_preludes()
-  local list = check(E.preludes())
-  if #list > 0 and not KEYWORDS then reserved_names() end
-  for i = 1, #list do
-    local id, source = list[i][1], list[i][2]
-    local view = {
-      assert = assert, error = raw_error, getmetatable = G.getmetatable, ipairs = ipairs, next = next,
-      pairs = pairs, pcall = G.pcall, select = select, setmetatable = G.setmetatable, tonumber = tonumber,
-      tostring = tostring, type = type, xpcall = G.xpcall, string = string, table = table, math = math,
-      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var()),
-    }
-    local env = raw_setmetatable({}, { __index = view })
-    local fail_load = function(message)
-      raise('lua', 'Pack `' .. id .. '`: its prelude failed to load: ' .. tostring(message)
-        .. '. A prelude only defines functions; it must not call tools while loading.')
-    end
-    local compiled, chunk, err = E.load_prelude(source, id, env)
-    if not compiled then fail_load(err) end
-    E.prelude_loading(true)
-    local loaded, e = G.pcall(chunk, id)
-    E.prelude_loading(false)
-    if not loaded then fail_load(e) end
-    local names = {}
-    for k in next, env do names[#names + 1] = k end
-    raw_sort(names, function(a, b) return tostring(a) < tostring(b) end)
-    for _, name in next, names do
-      if type(name) ~= 'string' or not utf8.len(name) then
-        raise('lua', 'Pack `' .. id .. '`: its prelude defines a global whose name is not a valid UTF-8 string')
-      end
-      local kind = ENGINE_GLOBALS[name] and 'an Engine global' or (KEYWORDS[name] and 'a Lua keyword')
-        or (STD_GLOBALS[name] and 'a Lua standard-library global')
-      if kind then
-        raise('lua', 'Pack `' .. id .. '`: its prelude defines the global `' .. name .. '`, which is reserved as ' .. kind)
-      end
-      if prelude_owner[name] then
-        raise('lua', 'Pack `' .. id .. '`: its prelude defines the global `' .. name .. '`, which Pack `'
-          .. prelude_owner[name] .. '` already defines')
-      end
-    end
-    for _, name in next, names do
-      local v = env[name]
-      prelude_owner[name] = id
-      raw_set(G, name, type(v) == 'table' and seal(name, id, v) or v)
-    end
-  end
-end
+core.part = part
 
 -- The block runner: each block is a function run under a raw pcall on the Engine's own
 -- coroutine, so an error value keeps its identity and the budget hook can yield to the host.
@@ -563,7 +333,7 @@ local function run_block(f, ...) return raw_pcall(f, ...) end
 return {
   run_block = run_block,
   argv_value = function() return argv_value end,
-  install_preludes = install_preludes,
+  install_preludes = function() return part('preludes').install() end,
   has_preludes = function() return #check(E.preludes()) > 0 end,
   var_mt_fns = var_mt_fns,
   is_substitution_error = function(e) return substitution_errors[e] == true end,

@@ -14,7 +14,8 @@ use mlua::{Function, IntoLuaMulti, Lua, MultiValue, Table, Value};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-use super::values::{fail, Answer, Marks, ProxyShims};
+use super::chunks::Chunk;
+use super::values::{self, fail, Answer, Marks, ProxyShims};
 use super::{control_api, globals, handles, loop_api, store_api, tools_api};
 use crate::effects::context::EntryCtx;
 use crate::error::{ErrKind, RunError, RunErrorKind};
@@ -119,6 +120,8 @@ engine_functions! {
         TasksSpawn = "tasks_spawn",
         TaskStatus = "task_status",
         TaskCancel = "task_cancel",
+        // The Engine's Lua parts (lua/chunks.rs).
+        LoadPart = "load_part",
     }
 }
 
@@ -316,6 +319,19 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::TasksSpawn => control_api::spawn(lua, env, &a.get(0), &a.get(1)),
         Op::TaskStatus => control_api::status(lua, env, &a.get(0)),
         Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
+        Op::LoadPart => load_part(lua, &a.get(0)),
+    }
+}
+
+/// `E.load_part(name)`: the main function of one of the Engine's Lua parts.
+fn load_part(lua: &Lua, name: &Value) -> Answer {
+    let part = match name {
+        Value::String(s) => Chunk::part(&s.to_string_lossy()),
+        _ => None,
+    };
+    match part {
+        Some(part) => values::ok(lua, part.load(lua)?),
+        None => fail(lua, ErrKind::Lua, format!("no Engine part named {}", values::key_text(name))),
     }
 }
 
@@ -370,7 +386,16 @@ mod tests {
     #[test]
     fn every_engine_name_in_bootstrap_is_an_op() {
         const VALUES: &[&str] = &["h1", "json_null", "messages", "engine_globals"];
-        let source = include_str!("bootstrap.lua");
+        let source = [
+            include_str!("bootstrap.lua"),
+            include_str!("parts/control.lua"),
+            include_str!("parts/tasks.lua"),
+            include_str!("parts/tools.lua"),
+            include_str!("parts/models.lua"),
+            include_str!("parts/preludes.lua"),
+        ]
+        .concat();
+        let source = source.as_str();
         let mut used = Vec::new();
         for (i, _) in source.match_indices("E.") {
             let before = source[..i].chars().next_back();

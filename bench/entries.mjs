@@ -1,0 +1,72 @@
+// One section entry against a bare Lua state, both in wasm, in the same process (issue 9 item 2;
+// goal: an entry at most 2x a bare state).
+//  - Runvil: a 200-section prompt whose sections each hold one block that falls through
+//    (`local x = k`), through the built package: wall time / entries. Each entry is a fresh,
+//    sandboxed Lua 5.5 state with the Engine globals, as in every run.
+//  - bare: wasmoon's Lua 5.4 in wasm driven through its raw C API: luaL_newstate, luaL_openlibs,
+//    load and run the same one-line chunk, lua_close.
+// Samples interleaved (ABAB, alternating which goes first), one unmeasured warm-up each;
+// min / median / max, and the ratio of each sample pair.
+//
+//   node bench/entries.mjs [--quick]
+import { performance } from 'node:perf_hooks';
+import { LuaFactory } from 'wasmoon';
+import { createEngine } from '../pkg/index.js';
+
+const QUICK = process.argv.includes('--quick');
+const RUNS = QUICK ? 5 : 11;
+const SECTIONS = 200;
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
+};
+const fmt = ({ min, median, max }, unit, digits = 0) =>
+  `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
+
+const engine = await createEngine();
+let src = '# Entries\n';
+for (let k = 1; k <= SECTIONS; k++) src += `\n## S${k}\n\n\`\`\`lua\nlocal x = ${k}\n\`\`\`\n`;
+
+async function runvilEntry() {
+  const t0 = performance.now();
+  const out = await engine.run(src);
+  const t = performance.now() - t0;
+  if (out.error) throw new Error(`the entries prompt failed: ${JSON.stringify(out.error)}`);
+  return (t * 1000) / (SECTIONS + 1); // the H1 pass is an entry too
+}
+
+const lua = await new LuaFactory().getLuaModule();
+function bareState() {
+  const t0 = performance.now();
+  for (let k = 1; k <= SECTIONS; k++) {
+    const L = lua.luaL_newstate();
+    lua.luaL_openlibs(L);
+    if (lua.luaL_loadstring(L, `local x = ${k}`) !== 0 || lua.lua_pcallk(L, 0, 0, 0, 0, null) !== 0) {
+      throw new Error('the bare state failed to run its chunk');
+    }
+    lua.lua_close(L);
+  }
+  return ((performance.now() - t0) * 1000) / SECTIONS;
+}
+
+await runvilEntry();
+bareState();
+const entry = [];
+const bare = [];
+for (let i = 0; i < RUNS; i++) {
+  if (i % 2 === 0) {
+    entry.push(await runvilEntry());
+    bare.push(bareState());
+  } else {
+    bare.push(bareState());
+    entry.push(await runvilEntry());
+  }
+}
+const ratio = entry.map((e, i) => e / bare[i]);
+console.log(`section entry vs a bare Lua state, both in wasm (${RUNS} interleaved samples of ${SECTIONS})`);
+console.log(`  runvil entry       ${fmt(stats(entry), 'µs')}`);
+console.log(`  bare state (wasmoon) ${fmt(stats(bare), 'µs')}`);
+console.log(`  ratio              ${fmt(stats(ratio), 'x', 2)}`);
+export const figures = { entry: stats(entry), bare: stats(bare), ratio: stats(ratio) };

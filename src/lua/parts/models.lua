@@ -1,0 +1,43 @@
+-- A part of the Engine's Lua side that bootstrap.lua loads the first time a block reads one of
+-- its globals (lua/chunks.rs). It gets the globals table, `E` and `core` (the helpers and the
+-- base functions bootstrap.lua captured before any prompt code ran: a block may have replaced
+-- the globals by the time a part loads) and returns what it defines: `globals`, the Engine
+-- globals to install, and whatever other parts or bootstrap.lua use.
+local G, E, core = ...
+local check, raise, make_error = core.check, core.raise, core.make_error
+local raw_error = core.raw_error
+local engine_pcall, run_local = core.pcall, core.part('tools').run_local
+
+local models = {}
+models.infer = function(p) return check(E.infer(p)) end
+-- models.get(role): a frozen handle whose infer runs one round on that role.
+models.get = function(role) return check(E.model_handle(role)) end
+models.use = function(role) return check(E.models_use(role)) end
+models.default = function(role) return check(E.models_default(role)) end
+-- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
+-- catalog calls; local tool calls run here, one at a time, in the model's order.
+models.loop = function()
+  check(E.loop_start())
+  while true do
+    local final, n = check(E.round())
+    if final then return n end
+    local i = 1
+    while i <= n do
+      local is_local, alias, args, id, turn = check(E.loop_call(i))
+      if is_local then
+        local ok, v = engine_pcall(run_local, alias, args, id, turn)
+        if not ok then
+          E.loop_abort()
+          raw_error(v, 0)
+        end
+        check(E.loop_set(i, v))
+        i = i + 1
+      else
+        i = check(E.batch(i))
+      end
+    end
+    check(E.loop_finish())
+  end
+end
+return { globals = { models = core.unavailable_table('models', models) } }
+
