@@ -48,6 +48,10 @@ const BASE_ALLOWED: &[&str] = &[
     "utf8",
 ];
 
+/// Base functions the official Lua test suite needs and the sandbox removes, kept only in the
+/// test-only `lua-testes` build (never the package): tests/lua-testes/PATCHES.md says why.
+const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage"];
+
 /// The Engine's global names (`SURFACE.md`): the sandbox keeps them, and a Pack prelude may not
 /// define them (bootstrap.lua receives this list as `E.engine_globals`).
 pub const ENGINE_GLOBALS: &[&str] = &[
@@ -230,7 +234,9 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         let (k, v) = pair?;
         if let Value::String(name) = &k {
             let name = name.to_string_lossy();
-            let keep = ENGINE_GLOBALS.contains(&name.as_str()) || BASE_ALLOWED.contains(&name.as_str());
+            let keep = ENGINE_GLOBALS.contains(&name.as_str())
+                || BASE_ALLOWED.contains(&name.as_str())
+                || (cfg!(feature = "lua-testes") && TESTES_RESTORED.contains(&name.as_str()));
             if !keep && !matches!(v, Value::Nil) {
                 remove.push(name);
             }
