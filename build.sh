@@ -168,6 +168,8 @@ cmd_test() {
   cmd_lint
   log "cargo test (native)"
   cargo test
+  log "cargo test --features lua-testes --test lua_testes (the Lua 5.5 test suite in the sandbox)"
+  cargo test --features lua-testes --test lua_testes
   log "node --test pkg-tests/"
   node --test pkg-tests/
 }

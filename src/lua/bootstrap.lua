@@ -106,21 +106,48 @@ tostring = function(...)
   return s
 end
 G.tostring = tostring
+-- Only arguments that feed a `%s` are named by the counter: any other conversion gets the value
+-- itself, so a table given to `%d` or `%q` raises Lua's own error ("no literal"). The format is
+-- walked spec by spec, so `%%p` (a percent sign, then p) is not taken for `%p`.
+-- Lua's own errors from format are raised again at the caller's level, named as Lua names them
+-- (called through pcall, format has no name of its own and says '?').
+local raw_select, raw_gsub = select, string.gsub
+local function formatted(ok, ...)
+  if ok then return ... end
+  local e = ...
+  if type(e) == 'string' then e = raw_gsub(e, "^bad argument #(%d+) to '%?'", "bad argument #%1 to 'format'") end
+  raw_error(e, 2)
+end
 string.format = function(fmt, ...)
-  if type(fmt) == 'string' and raw_find(fmt, '%%[-+ #0]*%d*%.?%d*p') then
-    raw_error("bad argument #1 to 'format' (%p is not available: addresses differ between runs)", 2)
-  end
-  local n = select('#', ...)
+  if type(fmt) ~= 'string' then return formatted(raw_pcall(raw_format, fmt, ...)) end
+  local n, has_p = raw_select('#', ...), raw_find(fmt, 'p', 1, true)
+  local addressed = false
   for i = 1, n do
-    if HAS_ADDRESS[type((select(i, ...)))] then
-      local args = { ... }
-      for j = i, n do
-        if HAS_ADDRESS[type(args[j])] then args[j] = tostring(args[j]) end
+    if HAS_ADDRESS[type((raw_select(i, ...)))] then addressed = true; break end
+  end
+  if not (addressed or has_p) then return formatted(raw_pcall(raw_format, fmt, ...)) end
+  local args, i, arg = nil, 1, 0
+  while true do
+    local s = raw_find(fmt, '%', i, true)
+    if not s then break end
+    local spec, conv = raw_match(fmt, '^([-+ #0]*%d*%.?%d*)(.?)', s + 1)
+    if conv == '%' and spec == '' then
+      i = s + 2
+    else
+      -- A %p Lua would accept (flag '-', a width) is refused; any other is Lua's invalid conversion.
+      if conv == 'p' and raw_find(spec, '^%-?%d?%d?$') then
+        raw_error("bad argument #1 to 'format' (%p is not available: addresses differ between runs)", 2)
       end
-      return raw_format(fmt, table.unpack(args, 1, n))
+      arg = arg + 1
+      if conv == 's' and arg <= n and HAS_ADDRESS[type((raw_select(arg, ...)))] then
+        args = args or { ... }
+        args[arg] = tostring(args[arg])
+      end
+      i = s + 2 + #spec
     end
   end
-  return raw_format(fmt, ...)
+  if args then return formatted(raw_pcall(raw_format, fmt, table.unpack(args, 1, n))) end
+  return formatted(raw_pcall(raw_format, fmt, ...))
 end
 -- math.frexp of an infinity or NaN answers (x, 0), as C's frexp leaves the exponent unset there.
 local frexp, huge = math.frexp, math.huge

@@ -58,6 +58,10 @@ const BASE_ALLOWED: &[&str] = &[
 const BASE_REMOVED: &[&str] =
     &["collectgarbage", "coroutine", "dofile", "load", "loadfile", "print", "rawequal", "rawget", "rawlen", "rawset", "warn"];
 
+/// Base functions the official Lua test suite needs and the sandbox removes, kept only in the
+/// test-only `lua-testes` build (never the package): tests/lua-testes/PATCHES.md says why.
+const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage"];
+
 /// The Engine's global names (`SURFACE.md`): the sandbox keeps them, and a Pack prelude may not
 /// define them (bootstrap.lua receives this list as `E.engine_globals`).
 pub const ENGINE_GLOBALS: &[&str] = &[
@@ -227,7 +231,9 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // `_G` (the walk was a tenth of an entry); `the_sandbox_leaves_only_allowed_globals` checks
     // the list against what Lua defines.
     for name in BASE_REMOVED {
-        g.raw_set(*name, Value::Nil)?;
+        if !(cfg!(feature = "lua-testes") && TESTES_RESTORED.contains(name)) {
+            g.raw_set(*name, Value::Nil)?;
+        }
     }
 
     budget::install(&lua, ctx)?;
