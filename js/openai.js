@@ -130,6 +130,7 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   let timer;
   let onAbort;
   let touch = () => {};
+  const reported = { any: false };
   const stop = new Promise((resolve, reject) => {
     onAbort = () => {
       controller.abort();
@@ -142,7 +143,9 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
         clearTimeout(timer);
         timer = setTimeout(() => {
           controller.abort();
-          resolve({ failure: `the model provider did not answer within ${timeoutMs} ms` });
+          const failure = `the model provider did not answer within ${timeoutMs} ms`;
+          // Text already reported as deltas cannot be taken back: a stream stalled after it is final.
+          resolve(reported.any ? { failure: `the model provider's stream broke off (${failure})`, final: true } : { failure });
         }, timeoutMs);
       };
       touch();
@@ -150,7 +153,6 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   });
   const exchange = (async () => {
     let response;
-    const reported = { any: false };
     try {
       response = await fetch(url, { ...init, signal: controller.signal });
       if (onDelta && response.ok && /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') && response.body) {
