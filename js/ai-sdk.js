@@ -236,8 +236,22 @@ function failureOf(error) {
   if (isObject(error) && (error[API_CALL_ERROR] === true || error.name === 'AI_APICallError')) {
     const headers = isObject(error.responseHeaders) ? error.responseHeaders : {};
     const wait = retryAfter({ get: (key) => headers[key] ?? headers[Object.keys(headers).find((k) => k.toLowerCase() === key)] });
-    const text = Number.isInteger(error.statusCode)
-      ? `the model provider answered ${error.statusCode}: ${message}`
+    const status = error.statusCode;
+    if (Number.isInteger(status) && status >= 200 && status < 300) {
+      // A success status whose body the provider could not read: a 200 with an error body
+      // (OpenRouter) says why; anything else is the provider's reading error.
+      let body;
+      try {
+        body = JSON.parse(error.responseBody);
+      } catch { /* not JSON */ }
+      if (isObject(body) && body.error !== undefined && !Array.isArray(body.choices)) {
+        const why = isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : JSON.stringify(body.error).slice(0, 500);
+        return { text: `the model provider answered with an error: ${why}`, retry: retryableStatus(Number(body.error?.code)), wait };
+      }
+      return { text: `the model provider's answer could not be read (${message})`, retry: false };
+    }
+    const text = Number.isInteger(status)
+      ? `the model provider answered ${status}: ${message}`
       : `the model provider could not be reached (${message})`;
     return { text, retry: error.isRetryable === true, wait };
   }
