@@ -187,6 +187,16 @@ test('a call to a tool that was not offered is answered inside the round; after 
   assert.equal(stubborn.doGenerateCalls.length, 2);
 });
 
+test('the results of one turn\'s calls go back in one tool message, in call order', async () => {
+  const two = { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'grab', input: '{"value":"a"}' }, { type: 'tool-call', toolCallId: 'c2', toolName: 'grab', input: '{"value":"b"}' }], finishReason: 'tool-calls', usage: usage(1, 1), warnings: [] };
+  const mock = new MockLanguageModelV2({ doGenerate: [two, text('both')] });
+  assert.equal((await run(GRAB, aiSdkModel(mock))).result, 'both');
+  assert.deepEqual(mock.doGenerateCalls[1].prompt.slice(2), [{ role: 'tool', content: [
+    { type: 'tool-result', toolCallId: 'c1', toolName: 'grab', output: { type: 'text', value: 'grabbed a' } },
+    { type: 'tool-result', toolCallId: 'c2', toolName: 'grab', output: { type: 'text', value: 'grabbed b' } },
+  ] }]);
+});
+
 test('tool names the providers refuse (over 64 characters) are shortened and mapped back', async () => {
   const pack = { name: 'a-rather-long-pack-name-for-testing-wire-names', description: 'Long.', tools: [{ name: 'look_up_everything_about_something', description: 'Look up.', parameters: { type: 'object', properties: {} }, trust: 'trusted', call: async () => 'looked up' }] };
   const mock = new MockLanguageModelV2({ doGenerate: async (o) => (o.prompt.length === 1 ? call(o.tools[0].name, '{}') : text('ok')) });
