@@ -142,8 +142,8 @@ export interface ModelRequest {
   /**
    * Reports an event into the run's event stream (`onEvent`) as
    * `{ event: name, type: name, section, role, turn, ...fields }`; names must be `model_<name>`
-   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` reports `model_retry`,
-   * `model_unknown_tool` and (streaming) `model_delta`.
+   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` and `aiSdkModel` report `model_retry`,
+   * `model_unknown_tool` and (streaming) `model_delta`; `aiSdkModel` also `model_warning`.
    */
   emit?: (name: string, fields?: Record<string, unknown>) => void;
 }
