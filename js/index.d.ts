@@ -142,8 +142,8 @@ export interface ModelRequest {
   /**
    * Reports an event into the run's event stream (`onEvent`) as
    * `{ event: name, type: name, section, role, turn, ...fields }`; names must be `model_<name>`
-   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` reports `model_retry`,
-   * `model_unknown_tool` and (streaming) `model_delta`.
+   * (not `model_turn_started` / `model_turn_completed`). `openAIChatModel` and `aiSdkModel` report `model_retry`,
+   * `model_unknown_tool` and (streaming) `model_delta`; `aiSdkModel` also `model_warning`.
    */
   emit?: (name: string, fields?: Record<string, unknown>) => void;
 }
@@ -305,3 +305,61 @@ export function openAIChatModel(options: {
 
 /** The name a tool goes by on the wire: itself, or (over 64 characters or other characters) a stem and a hash. */
 export function wireToolName(name: string): string;
+
+/**
+ * What `aiSdkModel` needs of a Vercel AI SDK language model: the provider specification's
+ * LanguageModelV2 (the providers of AI SDK 5), by structure; the package does not depend on `ai`.
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: 'v2';
+  readonly provider: string;
+  readonly modelId: string;
+  // `never`: any provider's own call options type fits (aiSdkModel passes AiSdkCallOptions).
+  doGenerate(options: never): PromiseLike<unknown>;
+  doStream(options: never): PromiseLike<unknown>;
+}
+
+/** The call options `aiSdkModel` passes (the specification's names); the prompt and tools are the run's. */
+export interface AiSdkCallOptions {
+  prompt: unknown[];
+  tools?: Array<{ type: 'function'; name: string; description?: string; inputSchema: JsonSchema }>;
+  toolChoice?: { type: 'auto' | 'none' | 'required' } | { type: 'tool'; toolName: string };
+  abortSignal?: AbortSignal;
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  seed?: number;
+  responseFormat?: { type: 'text' } | { type: 'json'; schema?: JsonSchema; name?: string; description?: string };
+  headers?: Record<string, string | undefined>;
+  providerOptions?: Record<string, Record<string, unknown>>;
+  [option: string]: unknown;
+}
+
+/**
+ * A model function over a Vercel AI SDK language model (`doGenerate`, or `doStream` with
+ * `stream: true`). A role spec's options are passed by the call options' names (`temperature`,
+ * `max_tokens` / `maxOutputTokens`, `top_p`, `top_k`, `stop`, `seed`, `presence_penalty`,
+ * `frequency_penalty`, `response_format`, `tool_choice`, `providerOptions`, `headers`; its `params`
+ * verbatim); others are reported as a `model_warning` event. Retries what the provider marks
+ * retryable (`isRetryable`), honouring retry-after; the run's signal is the call's `abortSignal`.
+ */
+export function aiSdkModel(languageModel: AiSdkLanguageModel, options?: {
+  /** `doStream`: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
+  stream?: boolean;
+  /** Call options sent with every call (a role spec's options override them). */
+  callOptions?: Partial<AiSdkCallOptions>;
+  /** Retries after the first attempt; default 2. */
+  maxRetries?: number;
+  /** Each attempt's limit (a stream: the longest silence between parts); default 600000. */
+  timeoutMs?: number;
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  maxRetryAfterMs?: number;
+  onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
+  /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
+  unknownToolRetries?: number;
+}): ModelFn;

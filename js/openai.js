@@ -10,6 +10,8 @@
 // a Model error that says so; with `stream: true`, Server-Sent Events whose text pieces become
 // `model_delta` run events.
 
+import { backoff, cancelled, retryAfter, retryableStatus, retryTiming, sleep } from './retry.js';
+
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
 const PASS_THROUGH = [
   'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'stop', 'n',
@@ -20,7 +22,6 @@ const PASS_THROUGH = [
 const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
 /** What OpenAI accepts as a function name. */
 const WIRE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const DEFAULTS = { maxRetries: 2, timeoutMs: 600_000, retryDelayMs: 500, maxRetryDelayMs: 8_000, maxRetryAfterMs: 60_000 };
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -70,7 +71,7 @@ function toWire(record, names) {
 }
 
 /** The model's arguments text as JSON; no text means no arguments; text that is not JSON stays text (the engine refuses it). */
-function parseArguments(value) {
+export function parseArguments(value) {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'string') return value;
   if (value.trim() === '') return {};
@@ -117,40 +118,6 @@ function errorText(e) {
   return JSON.stringify(e).slice(0, 500);
 }
 
-const retryableStatus = (s) => s === 408 || s === 409 || s === 429 || (s >= 500 && s <= 599);
-
-/** The wait the server asked for, in ms, or undefined. */
-function retryAfter(headers) {
-  const ms = Number.parseFloat(headers?.get?.('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers?.get?.('retry-after');
-  if (!value) return undefined;
-  const seconds = Number.parseFloat(value);
-  if (/^\s*[0-9.]+\s*$/.test(value) && Number.isFinite(seconds)) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function cancelled() {
-  return new Error('the model call was cancelled');
-}
-
-/** Resolves after `ms`, or rejects when `signal` aborts first. */
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(cancelled());
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelled());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * One attempt: POST and read the whole body, within `timeoutMs` (for a stream: between chunks),
  * raced against the run's signal (so even a fetch that ignores its signal cannot keep the run
@@ -163,6 +130,7 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   let timer;
   let onAbort;
   let touch = () => {};
+  const reported = { any: false };
   const stop = new Promise((resolve, reject) => {
     onAbort = () => {
       controller.abort();
@@ -175,7 +143,9 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
         clearTimeout(timer);
         timer = setTimeout(() => {
           controller.abort();
-          resolve({ failure: `the model provider did not answer within ${timeoutMs} ms` });
+          const failure = `the model provider did not answer within ${timeoutMs} ms`;
+          // Text already reported as deltas cannot be taken back: a stream stalled after it is final.
+          resolve(reported.any ? { failure: `the model provider's stream broke off (${failure})`, final: true } : { failure });
         }, timeoutMs);
       };
       touch();
@@ -183,7 +153,6 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   });
   const exchange = (async () => {
     let response;
-    const reported = { any: false };
     try {
       response = await fetch(url, { ...init, signal: controller.signal });
       if (onDelta && response.ok && /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') && response.body) {
@@ -291,7 +260,7 @@ async function readStream(body, touch, onDelta, reported) {
 }
 
 /** Names as the wire spells them, and back. */
-function nameMap() {
+export function nameMap() {
   const back = new Map();
   return {
     wire(name) {
@@ -381,14 +350,7 @@ export function openAIChatModel(options = {}) {
   if (!isObject(params)) throw new TypeError('openAIChatModel: params must be an object');
   if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('openAIChatModel: onRetry must be a function');
   if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) throw new TypeError('openAIChatModel: unknownToolRetries must be a non-negative integer');
-  const timing = { ...DEFAULTS };
-  for (const key of Object.keys(DEFAULTS)) {
-    const v = options[key];
-    if (v === undefined) continue;
-    const ok = key === 'maxRetries' ? Number.isSafeInteger(v) && v >= 0 : key === 'timeoutMs' ? v === Infinity || (Number.isFinite(v) && v > 0) : Number.isFinite(v) && v >= 0;
-    if (!ok) throw new TypeError(`openAIChatModel: ${key} must be a ${key === 'maxRetries' ? 'non-negative integer' : 'non-negative number of milliseconds'} (got ${v})`);
-    timing[key] = v;
-  }
+  const timing = retryTiming(options, 'openAIChatModel');
   const url = endpoint(baseURL);
 
   /** One request with its retries: the parsed answer, or an Error with a model-safe message. */
@@ -432,10 +394,7 @@ export function openAIChatModel(options = {}) {
       if (wait !== undefined && wait > timing.maxRetryAfterMs) {
         throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
       }
-      if (wait === undefined) {
-        const base = Math.min(timing.maxRetryDelayMs, timing.retryDelayMs * 2 ** (n - 1));
-        wait = base / 2 + Math.random() * (base / 2); // exponential, with jitter over its upper half
-      }
+      wait ??= backoff(n, timing);
       const info = { attempt: n + 1, delay_ms: Math.round(wait), reason: failure };
       try {
         onRetry?.(info);

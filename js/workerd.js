@@ -8,6 +8,7 @@ import { makeEngine } from './engine.js';
 export { memoryStore } from './store.js';
 export { scriptedModel } from './models.js';
 export { openAIChatModel, wireToolName } from './openai.js';
+export { aiSdkModel } from './ai-sdk.js';
 export { webPack, userInputPack, htmlToText, USER_INPUT_PRELUDE } from './packs.js';
 export { version } from './version.js';
 

@@ -125,7 +125,7 @@ function packageJson(version) {
     },
     bin: { runvil: './cli.js' },
     files: [
-      'index.js', 'index.d.ts', 'workerd.js', 'cli.js', 'engine.js', 'load.js', 'store.js', 'models.js', 'packs.js', 'openai.js',
+      'index.js', 'index.d.ts', 'workerd.js', 'cli.js', 'engine.js', 'load.js', 'store.js', 'models.js', 'packs.js', 'openai.js', 'ai-sdk.js', 'retry.js',
       'version.js', 'bindings.js', 'runvil_bg.wasm', 'README.md',
     ],
     engines: { node: '>=20' },

@@ -19,6 +19,8 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
     (name = "pkg/packs.js", esModule = embed "../../pkg/packs.js"),
     (name = "pkg/openai.js", esModule = embed "../../pkg/openai.js"),
+    (name = "pkg/ai-sdk.js", esModule = embed "../../pkg/ai-sdk.js"),
+    (name = "pkg/retry.js", esModule = embed "../../pkg/retry.js"),
     (name = "pkg/version.js", esModule = embed "../../pkg/version.js"),
     (name = "pkg/runvil_bg.wasm", wasm = embed "../../pkg/runvil_bg.wasm"),
   ],

@@ -12,3 +12,8 @@ const ai: ModelFn = openAIChatModel({ baseURL: 'http://127.0.0.1:1/v1', model: '
 const counted: ModelFn = async (req) => { req.emit?.('model_note', { n: 1 }); return { content: wireToolName('x'), finish_reason: 'content_filter', usage: { input_tokens: 1, output_tokens: 2, cached_tokens: 0 }, reasoning_content: 'r' }; };
 const totals: UsageTotals | undefined = o.usage?.default;
 console.log(ai, counted, totals?.calls);
+// issue 13: aiSdkModel takes any object shaped like an AI SDK LanguageModelV2.
+import { aiSdkModel, type AiSdkLanguageModel } from '../../pkg/index.js';
+const lm: AiSdkLanguageModel = { specificationVersion: 'v2', provider: 'p', modelId: 'm', doGenerate: async (o: { prompt: unknown[] }) => o.prompt, doStream: async () => ({}) };
+const viaSdk: ModelFn = aiSdkModel(lm, { stream: true, callOptions: { temperature: 0, providerOptions: { p: { x: 1 } } }, maxRetries: 1, onRetry: (i) => i.reason, unknownToolRetries: 0 });
+console.log(viaSdk);

@@ -1,0 +1,59 @@
+// Retry timing shared by the provider adapters (openAIChatModel, aiSdkModel): which answers are
+// worth another attempt, how long to wait (the server's retry-after, else exponential backoff with
+// jitter), and a wait the run's signal can cancel.
+
+export const RETRY_DEFAULTS = { maxRetries: 2, timeoutMs: 600_000, retryDelayMs: 500, maxRetryDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+
+/** HTTP statuses another attempt may fix. */
+export const retryableStatus = (s) => s === 408 || s === 409 || s === 429 || (s >= 500 && s <= 599);
+
+/** The adapter's timing options, checked, over the defaults; `who` names the adapter in errors. */
+export function retryTiming(options, who) {
+  const timing = { ...RETRY_DEFAULTS };
+  for (const key of Object.keys(RETRY_DEFAULTS)) {
+    const v = options[key];
+    if (v === undefined) continue;
+    const ok = key === 'maxRetries' ? Number.isSafeInteger(v) && v >= 0 : key === 'timeoutMs' ? v === Infinity || (Number.isFinite(v) && v > 0) : Number.isFinite(v) && v >= 0;
+    if (!ok) throw new TypeError(`${who}: ${key} must be a ${key === 'maxRetries' ? 'non-negative integer' : 'non-negative number of milliseconds'} (got ${v})`);
+    timing[key] = v;
+  }
+  return timing;
+}
+
+/** The wait the server asked for, in ms, or undefined; `headers` has `get(name)`. */
+export function retryAfter(headers) {
+  const ms = Number.parseFloat(headers?.get?.('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get?.('retry-after');
+  if (!value) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (/^\s*[0-9.]+\s*$/.test(value) && Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** The n-th backoff (n from 1): drawn from the upper half of min(max, first * 2^(n-1)). */
+export function backoff(n, timing) {
+  const base = Math.min(timing.maxRetryDelayMs, timing.retryDelayMs * 2 ** (n - 1));
+  return base / 2 + Math.random() * (base / 2);
+}
+
+export function cancelled() {
+  return new Error('the model call was cancelled');
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts first. */
+export function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
