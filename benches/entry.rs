@@ -34,10 +34,11 @@ impl Host for QuietHost {
         Box::pin(futures::future::pending())
     }
     fn has_model(&self, _role: &str, _spec: &Json) -> bool {
-        false
+        true
     }
+    /// An instant model (the fanout profile): every arm's one round answers at once.
     fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
-        Box::pin(futures::future::ready(Err("no models in this benchmark".to_string())))
+        Box::pin(futures::future::ready(Ok(serde_json::json!({ "content": "ok", "finish_reason": "stop" }))))
     }
 }
 
@@ -57,6 +58,18 @@ fn entry_us(src: &str) -> f64 {
     let result = futures::executor::block_on(runvil::run(src, RunOptions::default(), Rc::new(QuietHost)));
     assert!(result.is_ok(), "the benchmark prompt runs");
     start.elapsed().as_secs_f64() * 1e6 / (SECTIONS + 1) as f64
+}
+
+/// Microseconds per arm of a `SECTIONS`-arm fanout whose arms each ask the (instant) model once:
+/// what an arm costs beyond its entry (profile it with `ENTRY_BENCH_ONCE=fanout`).
+fn fanout_us() -> f64 {
+    let src = format!(
+        "# F\n\n## Main\n\n```lua\nlocal c = {{}}\nfor i = 1, {SECTIONS} do c[i] = i end\nreturn #tasks.fanout('### W', c)\n```\n\n### W\n\n```lua\nreturn models.infer('x')\n```\n"
+    );
+    let start = Instant::now();
+    let result = futures::executor::block_on(runvil::run(&src, RunOptions::default(), Rc::new(QuietHost)));
+    assert_eq!(result.ok().flatten().as_deref(), Some(SECTIONS.to_string().as_str()), "the fanout runs");
+    start.elapsed().as_secs_f64() * 1e6 / SECTIONS as f64
 }
 
 /// Microseconds per bare state: the libraries an entry opens, and a trivial chunk run in it.
@@ -82,6 +95,7 @@ fn main() {
     match std::env::var("ENTRY_BENCH_ONCE").as_deref() {
         Ok("entry") => return println!("{:.1} µs per entry", entry_us(&src)),
         Ok("bare") => return println!("{:.1} µs per bare state", bare_us()),
+        Ok("fanout") => return println!("{:.1} µs per fanout arm", fanout_us()),
         _ => {}
     }
     let (mut entries, mut bares) = (Vec::new(), Vec::new());

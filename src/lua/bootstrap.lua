@@ -367,4 +367,7 @@ return {
   is_error_value = function(e) return raw_getmetatable(e) == ERR end,
   make_error = make_error,
   model_infer = model_infer,
+  -- What every suspending Engine function is (lua/ops.rs, `bind_suspending`): a tail call to the
+  -- VM's one async Rust function with the op's code first.
+  suspending = function(f, code) return function(...) return f(code, ...) end end,
 }

@@ -201,10 +201,18 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // The proxy shims are created by bootstrap.lua, which needs `E` first; the Rust side reads
     // them back through this cell once bootstrap has returned.
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
+    let suspend_factory = Rc::new(OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
     e.raw_set("engine_globals", lua.create_sequence_from(ENGINE_GLOBALS.iter().copied())?)?;
-    let env = Rc::new(ops::Env { ctx: ctx.clone(), marks: marks.clone(), shims: shims.clone(), coroutine, suspending: OnceCell::new() });
+    let env = Rc::new(ops::Env {
+        ctx: ctx.clone(),
+        marks: marks.clone(),
+        shims: shims.clone(),
+        coroutine,
+        suspending: OnceCell::new(),
+        suspend_factory: suspend_factory.clone(),
+    });
     handles::install(&lua, &e, &env)?;
     ops::install(&lua, &e, &env)?;
 
@@ -213,6 +221,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let proxy_shims =
         ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
     let _ = shims.set(proxy_shims.clone());
+    let _ = suspend_factory.set(internals.get("suspending")?);
     handles::register_model_infer(&lua, internals.get("model_infer")?)?;
 
     // Globals that carry run values.

@@ -31,9 +31,12 @@ pub struct Env {
     /// `coroutine.yield` from the globals when it creates an async function, so binding a
     /// [`SuspendOp`] lends it back for that moment.
     pub coroutine: Table,
-    /// The VM's one async Rust function and the factory that closes a [`SuspendOp`] over it
-    /// (see [`bind_suspending`]); made the first time a suspending function is bound.
-    pub suspending: OnceCell<(Function, Function)>,
+    /// The VM's one async Rust function (see [`bind_suspending`]), made the first time a
+    /// suspending function is bound.
+    pub suspending: OnceCell<Function>,
+    /// bootstrap.lua's `suspending(f, code)`: `function(...) return f(code, ...) end`, a tail
+    /// call, so the async function yields as if called directly (set once bootstrap has run).
+    pub suspend_factory: Rc<OnceCell<Function>>,
 }
 
 /// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
@@ -233,18 +236,15 @@ fn bind(lua: &Lua, env: &Rc<Env>, args: Args) -> Answer {
     f.into_lua_multi(lua)
 }
 
-/// The Lua closure factory behind every suspending Engine function: `(f, code)` gives
-/// `function(...) return f(code, ...) end`, a tail call, so the async function yields as if
-/// called directly.
-const SUSPENDING_FACTORY: &str = "local f, code = ... return function(...) return f(code, ...) end";
-
 /// A suspending Engine function: a Lua closure that calls the VM's one async Rust function with
 /// the op's code first. mlua compiles a Lua wrapper for every async function it creates, which
 /// cost a section entry more than everything else it did; one per VM, made only when a block
 /// first suspends, leaves entries that never wait on the host free of it.
 fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Function> {
-    let (entry, factory) = match env.suspending.get() {
-        Some(pair) => pair.clone(),
+    let factory =
+        env.suspend_factory.get().ok_or_else(|| mlua::Error::runtime("a suspending Engine function was bound before bootstrap.lua ran"))?;
+    let entry = match env.suspending.get() {
+        Some(entry) => entry.clone(),
         None => {
             let ctx = env.ctx.clone();
             let g = lua.globals();
@@ -255,10 +255,9 @@ fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Func
                 suspend(lua, ctx.clone(), op, args)
             });
             g.raw_set("coroutine", prompt_value)?;
-            let factory = lua.load(SUSPENDING_FACTORY).set_name("=runvil suspend").into_function()?;
-            let pair = (entry?, factory);
-            let _ = env.suspending.set(pair.clone());
-            pair
+            let entry = entry?;
+            let _ = env.suspending.set(entry.clone());
+            entry
         }
     };
     factory.call((entry, op.code()))

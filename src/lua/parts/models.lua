@@ -6,7 +6,8 @@
 local G, E, core = ...
 local check, raise, make_error = core.check, core.raise, core.make_error
 local raw_error = core.raw_error
-local engine_pcall, run_local = core.pcall, core.part('tools').run_local
+-- Local tool handlers live in the tools part, loaded only when a round calls one.
+local engine_pcall, part = core.pcall, core.part
 
 local models = {}
 models.infer = function(p) return check(E.infer(p)) end
@@ -25,7 +26,7 @@ models.loop = function()
     while i <= n do
       local is_local, alias, args, id, turn = check(E.loop_call(i))
       if is_local then
-        local ok, v = engine_pcall(run_local, alias, args, id, turn)
+        local ok, v = engine_pcall(part('tools').run_local, alias, args, id, turn)
         if not ok then
           E.loop_abort()
           raw_error(v, 0)

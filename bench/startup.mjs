@@ -1,0 +1,70 @@
+// Start-up figures (issue 9 item 3), each sample in a fresh Node process (V8 caches compiled
+// wasm within a process), Runvil and wasmoon alternating (ABAB):
+//  - createEngine: compile + instantiate (Runvil: `createEngine()`; wasmoon: `new LuaFactory()
+//    .createEngine()`), timed inside the child from just before the call;
+//  - first result: a trivial run right after it (Runvil: a one-block prompt returning 'ok';
+//    wasmoon: doString("return 'ok'"));
+//  - RSS added: the child's resident set after the first result less before createEngine.
+// min / median / max over the samples, and the ratio of the medians.
+//
+//   node bench/startup.mjs [--quick]
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const QUICK = process.argv.includes('--quick');
+const RUNS = QUICK ? 5 : 11;
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const CHILD = {
+  runvil: `
+    const { createEngine } = await import('./pkg/index.js');
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    const engine = await createEngine();
+    const t1 = performance.now();
+    const out = await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n");
+    const t2 = performance.now();
+    if (out.result !== 'ok') throw new Error(JSON.stringify(out));
+    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
+  wasmoon: `
+    const { LuaFactory } = await import('wasmoon');
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    const lua = await new LuaFactory().createEngine();
+    const t1 = performance.now();
+    const out = await lua.doString("return 'ok'");
+    const t2 = performance.now();
+    if (out !== 'ok') throw new Error(String(out));
+    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
+};
+
+const sample = (name) =>
+  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
+};
+const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
+
+const samples = { runvil: [], wasmoon: [] };
+for (let i = 0; i < RUNS; i++) {
+  const order = i % 2 === 0 ? ['runvil', 'wasmoon'] : ['wasmoon', 'runvil'];
+  for (const name of order) samples[name].push(sample(name));
+}
+const figures = {};
+console.log(`start-up, fresh process per sample (${RUNS} samples each, interleaved)`);
+for (const [key, label, unit, scale] of [
+  ['create', 'createEngine', 'ms', 1],
+  ['first', 'first trivial run', 'ms', 1],
+  ['sum', 'createEngine + first run', 'ms', 1],
+  ['rss', 'RSS added', 'MiB', 1 / 2 ** 20],
+]) {
+  const of = (name) => stats(samples[name].map((s) => (key === 'sum' ? s.create + s.first : s[key]) * scale));
+  const r = of('runvil');
+  const w = of('wasmoon');
+  figures[key] = { runvil: r, wasmoon: w, ratio: r.median / w.median };
+  console.log(`  ${label.padEnd(26)} runvil ${fmt(r)} ${unit}; wasmoon ${fmt(w)} ${unit}; ratio ${(r.median / w.median).toFixed(2)}`);
+}
+export { figures };
