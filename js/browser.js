@@ -9,10 +9,31 @@ import { makeEngine } from './engine.js';
 export * from './public.js';
 
 /**
+ * Vite 7's dev server pre-bundles dependencies into node_modules/.vite/deps/ and leaves the wasm
+ * behind (its dev server then answers that URL with the page). The package itself is still served
+ * from node_modules/runvil/, so that is where the wasm is looked for next.
+ */
+function preBundledFallback(base) {
+  const url = new URL(base);
+  const match = /^(.*\/node_modules\/)\.vite\/deps[^/]*\/[^/]*$/.exec(url.pathname);
+  return match ? new URL(`${match[1]}runvil/runvil_bg.wasm`, url) : undefined;
+}
+
+async function defaultModule() {
+  try {
+    return await loadModule(new URL('./runvil_bg.wasm', import.meta.url), import.meta.url);
+  } catch (error) {
+    const fallback = preBundledFallback(import.meta.url);
+    if (!fallback) throw error;
+    return loadModule(fallback, import.meta.url).catch(() => { throw error; });
+  }
+}
+
+/**
  * @param {{ wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
  */
 export async function createEngine(options = {}) {
-  const { wasm = new URL('./runvil_bg.wasm', import.meta.url) } = engineOptions(options);
-  const module = await loadModule(wasm, import.meta.url);
+  const { wasm } = engineOptions(options);
+  const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url);
   return makeEngine(module, { uiKind: typeof globalThis.document === 'undefined' ? 'server' : 'browser' });
 }
