@@ -392,22 +392,33 @@ export async function compiled(module: WebAssembly.Module, bytes: ArrayBuffer) {
 }
 `;
 
+/** The Node entry's own export: through the `node` condition (node16/nodenext) and runvil/node. */
+const TYPES_NODE = `import { directoryStore, createEngine } from 'runvil';
+import { directoryStore as fromSubpath, type DirectoryStore } from 'runvil/node';
+
+export async function stored(): Promise<string[]> {
+  const store: DirectoryStore = directoryStore('data', { readOnly: false });
+  await (await createEngine()).run('x', { store: fromSubpath('other') });
+  return store.list();
+}
+`;
+
 const TSCONFIGS = {
   'bundler + DOM lib': { module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: [], host: true, dom: true },
   'bundler + es2022 only': { module: 'esnext', moduleResolution: 'bundler', lib: ['es2022'], types: [] },
-  'node16 + Node lib only': { module: 'node16', moduleResolution: 'node16', lib: ['es2022'], types: ['node'], host: true },
-  'nodenext + es2022 only': { module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: [] },
-  'nodenext + Node lib only': { module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: ['node'], host: true },
+  'node16 + Node lib only': { module: 'node16', moduleResolution: 'node16', lib: ['es2022'], types: ['node'], host: true, node: true },
+  'nodenext + es2022 only': { module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: [], node: true },
+  'nodenext + Node lib only': { module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: ['node'], host: true, node: true },
 };
 
 test('types stand alone: tsc --strict under bundler, node16 and nodenext, with a DOM lib, a Node lib or neither', { timeout: 180_000 }, async () => {
-  const dir = pack.project('typescript', { 'common.ts': TYPES_COMMON, 'host.ts': TYPES_HOST, 'dom.ts': TYPES_DOM });
+  const dir = pack.project('typescript', { 'common.ts': TYPES_COMMON, 'host.ts': TYPES_HOST, 'dom.ts': TYPES_DOM, 'node.ts': TYPES_NODE });
   const failures = [];
-  for (const [name, { host, dom, ...options }] of Object.entries(TSCONFIGS)) {
+  for (const [name, { host, dom, node, ...options }] of Object.entries(TSCONFIGS)) {
     const config = join(dir, `tsconfig.${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
     writeFileSync(config, JSON.stringify({
       compilerOptions: { ...options, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, typeRoots: [join(ROOT, 'node_modules/@types')] },
-      files: ['common.ts', ...(host ? ['host.ts'] : []), ...(dom ? ['dom.ts'] : [])],
+      files: ['common.ts', ...(host ? ['host.ts'] : []), ...(dom ? ['dom.ts'] : []), ...(node ? ['node.ts'] : [])],
     }));
     try {
       await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: dir });

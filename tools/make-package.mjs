@@ -116,21 +116,25 @@ function cargoVersion() {
  * (Vite, webpack's web targets, esbuild/bun --platform browser), worker (webpack's webworker
  * target, edge runtimes), node (Node, Bun, server bundles), default (anything else). No file
  * reached by browser, worker or default imports `node:` (pkg-tests/packaging.test.mjs checks).
+ * A target is a file, or an object of nested conditions.
  */
+const NODE = { types: './node.d.ts', default: './index.js' };
 export const ENTRIES = {
   '.': [
-    ['types', './index.d.ts'],
     ['workerd', './workerd.js'],
     ['deno', './inline.js'],
     ['browser', './browser.js'],
     ['worker', './browser.js'],
-    ['node', './index.js'],
+    // TypeScript under node16/nodenext sets `node` (and skips the conditions above): node.d.ts adds
+    // directoryStore. Every other resolution mode reaches `types`.
+    ['node', NODE],
+    ['types', './index.d.ts'],
     ['default', './browser.js'],
   ],
   './workerd': [['types', './index.d.ts'], ['default', './workerd.js']],
   './inline': [['types', './index.d.ts'], ['default', './inline.js']],
   './browser': [['types', './index.d.ts'], ['default', './browser.js']],
-  './node': [['types', './index.d.ts'], ['default', './index.js']],
+  './node': [['types', './node.d.ts'], ['default', './index.js']],
   './runvil_bg.wasm': [['default', './runvil_bg.wasm']],
   './package.json': [['default', './package.json']],
 };
