@@ -13,8 +13,17 @@
 //
 // Bookkeeping names end in '.', which no store path segment may (docs/store.md: rule
 // unsafe_suffix), so they can never collide with a run's files; open() skips them.
-import fs from 'node:fs/promises';
-import { join, dirname } from 'node:path';
+
+// node:fs is loaded on first use, not imported: index.js (which re-exports this) must still load
+// where there is no node: module at all (a page importing index.js by URL).
+let fs;
+async function loadFs() {
+  fs ??= (await import('node:fs/promises')).default;
+}
+
+/** `root/path` (store paths are '/'-separated; Node accepts '/' on every platform). */
+const join = (root, path) => `${root.replace(/[\\/]+$/, '')}/${path}`;
+const dirname = (path) => path.slice(0, path.lastIndexOf('/'));
 
 const JOURNAL = '.runvil-journal.';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -146,6 +155,7 @@ export function directoryStore(dir, { readOnly = false } = {}) {
     dir,
     readOnly: Boolean(readOnly),
     async open() {
+      await loadFs();
       await fs.mkdir(dir, { recursive: true });
       if (!readOnly) await recover();
       const files = [];
@@ -157,6 +167,7 @@ export function directoryStore(dir, { readOnly = false } = {}) {
     },
     async read(path) {
       checkPath(path, 'directoryStore.read');
+      await loadFs();
       try {
         return fromBytes(await fs.readFile(join(dir, path)));
       } catch (error) {
@@ -165,6 +176,7 @@ export function directoryStore(dir, { readOnly = false } = {}) {
       }
     },
     async list() {
+      await loadFs();
       const files = [];
       await walk('', files, []).catch((error) => { if (error.code !== 'ENOENT') throw error; });
       return files.sort();
@@ -173,6 +185,7 @@ export function directoryStore(dir, { readOnly = false } = {}) {
       const run = queue.then(async () => {
         if (readOnly) throw new Error(`directoryStore: ${dir} is read-only`);
         if (!Array.isArray(changes) || changes.length === 0) return;
+        await loadFs();
         await fs.mkdir(dir, { recursive: true });
         await writeAtomic(journal, encodeJournal(changes));
         await syncDir(dir);

@@ -1,4 +1,4 @@
-/* @ts-self-types="./node.d.ts" */
+/* @ts-self-types="./index.d.ts" */
 // runvil for Node and Bun (export condition `node`; also `main`, so a file import of index.js works
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
