@@ -2,18 +2,28 @@
 // runvil command line: run one prompt file and print its result.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createEngine, openAIChatModel, scriptedModel, userInputPack, version } from './index.js';
+import { createEngine, directoryStore, openAIChatModel, scriptedModel, userInputPack, version } from './index.js';
+import { progressReporter } from './cli-progress.js';
 
-const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events]
+const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events [jsonl]] [--quiet]
+                  [--store DIR] [--limit-instructions N] [--limit-memory-bytes N]
+                  [--limit-tool-iterations N] [--limit-fanout N]
                   [--model-script replies.json | --model openai:<model>]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
+On a terminal, progress (section, model round, tool call) goes to stderr as the run goes.
 
   --args TEXT           the run's argument string (default: empty)
   --seed N              run seed, a decimal u64 (default: random); printed to stderr with --events
-  --events              print every run event as one JSON line to stderr, in order, then a
-                        last line {"event":"outcome","ok":...,"seed":"..."}
+  --events [jsonl]      print every run event as one JSON line to stderr, in order, then a
+                        last line {"event":"outcome","ok":...,"seed":"..."} (no progress lines)
+  --quiet               no progress lines on a terminal
+  --store DIR           the run's store is the directory DIR (created when missing); its files
+                        are plain files, each batch of changes lands whole even if runvil dies
+  --limit-instructions N, --limit-memory-bytes N, --limit-tool-iterations N, --limit-fanout N
+                        the run's limits (instructions, memoryBytes, maxToolIterations,
+                        fanoutConcurrency)
   --model-script FILE   JSON array of scripted replies (strings or reply objects), served to every
                         model role in order; the run fails when the script runs out
   --model openai:NAME   every model role runs on NAME at an OpenAI-compatible chat-completions
@@ -22,7 +32,29 @@ Runs a Runvil prompt and prints its result text to stdout (nothing when the resu
 
 The Pack user-input is served from this terminal: its ask tool reads the operator's next line.
 
-Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>"); 2 on usage errors.`;
+Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>"); 2 on usage errors;
+130 when interrupted (Ctrl-C cancels the run: its store changes so far are kept).`;
+
+/** --limit-<name> options and the engine limits they set. */
+const LIMIT_OPTIONS = {
+  'limit-instructions': 'instructions',
+  'limit-memory-bytes': 'memoryBytes',
+  'limit-tool-iterations': 'maxToolIterations',
+  'limit-fanout': 'fanoutConcurrency',
+};
+
+/** `--events jsonl` is `--events` with its only format named. */
+function normalizeArgv(argv) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--events=jsonl') out.push('--events');
+    else if (argv[i] === '--events' && argv[i + 1] === 'jsonl') {
+      out.push('--events');
+      i++;
+    } else out.push(argv[i]);
+  }
+  return out;
+}
 
 function usage(message) {
   if (message) process.stderr.write(`runvil: ${message}\n`);
@@ -90,12 +122,15 @@ async function main(argv) {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: normalizeArgv(argv),
       allowPositionals: true,
       options: {
         args: { type: 'string', default: '' },
         seed: { type: 'string' },
         events: { type: 'boolean', default: false },
+        quiet: { type: 'boolean', short: 'q', default: false },
+        store: { type: 'string' },
+        ...Object.fromEntries(Object.keys(LIMIT_OPTIONS).map((name) => [name, { type: 'string' }])),
         'model-script': { type: 'string' },
         model: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -132,6 +167,15 @@ async function main(argv) {
     ui: { kind: 'cli', interactive: Boolean(process.stdin.isTTY) },
   };
   if (values.seed !== undefined) options.seed = values.seed;
+  for (const [name, limit] of Object.entries(LIMIT_OPTIONS)) {
+    if (values[name] === undefined) continue;
+    if (!/^[1-9][0-9]*$/.test(values[name]) || !Number.isSafeInteger(Number(values[name]))) usage(`--${name} must be a positive integer (got '${values[name]}')`);
+    (options.limits ??= {})[limit] = Number(values[name]);
+  }
+  if (values.store !== undefined) {
+    if (values.store === '') usage('--store needs a directory');
+    options.store = directoryStore(values.store);
+  }
   if (values['model-script'] !== undefined) {
     const replies = await readJson(values['model-script'], 'model script');
     if (!Array.isArray(replies)) usage('the model script must be a JSON array of replies');
@@ -160,6 +204,13 @@ async function main(argv) {
   };
   options.packs = [userInputPack({ ask })];
   if (values.events) options.onEvent = (event) => process.stderr.write(`${JSON.stringify(event)}\n`);
+  else if (process.stderr.isTTY && !values.quiet) options.onEvent = progressReporter((line) => process.stderr.write(`${line}\n`));
+
+  // Ctrl-C cancels the run (it ends Cancelled, its store changes so far committed); a second one
+  // is Node's default and ends the process.
+  const controller = new AbortController();
+  options.signal = controller.signal;
+  process.once('SIGINT', () => controller.abort());
 
   const engine = await createEngine();
   let outcome;
@@ -171,10 +222,11 @@ async function main(argv) {
     return 1;
   }
   lines.close();
+  process.removeAllListeners('SIGINT');
   if (values.events) process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
   if (!outcome.ok) {
     process.stderr.write(`${outcome.error.kind}: ${outcome.error.message}\n`);
-    return 1;
+    return outcome.error.kind === 'Cancelled' && controller.signal.aborted ? 130 : 1;
   }
   if (outcome.result !== null && outcome.result !== undefined) {
     process.stdout.write(outcome.result.endsWith('\n') ? outcome.result : `${outcome.result}\n`);

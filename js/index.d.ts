@@ -4,11 +4,44 @@
 /** The package version (equals the engine crate version). */
 export const version: string;
 
+// ---- host types -----------------------------------------------------------------------------
+// These declarations need no DOM or Node lib (a project with `lib: ["es2022"]` alone compiles
+// against them). Where the project's libs declare the real host type, it is used (so a request's
+// signal can go straight to fetch); otherwise a structural stand-in with what runvil uses.
+
+type GlobalValue<Name extends string> = typeof globalThis extends { [K in Name]: infer V } ? V : never;
+type HostInstance<Name extends string, Fallback> =
+  [GlobalValue<Name>] extends [never] ? Fallback : GlobalValue<Name> extends { prototype: infer I } ? I : Fallback;
+
+/** An `AbortSignal` as far as runvil uses one. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: any;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+/** The host's `AbortSignal` when its lib declares one, else `AbortSignalLike`. */
+export type HostAbortSignal = HostInstance<'AbortSignal', AbortSignalLike>;
+
+/** A compiled `WebAssembly.Module` (opaque; TypeScript's own declaration is an empty interface too). */
+export interface WasmModule {}
+
+/** A `URL` as far as runvil reads one. */
+export interface URLLike {
+  readonly href: string;
+}
+
+/** A `fetch` as far as runvil's adapters call it; the host's own `fetch` fits. */
+export type FetchLike = (input: string, init?: any) => Promise<any>;
+
 /** What `createEngine` accepts as the wasm module; absent = the bundled `runvil_bg.wasm`. */
-export type WasmSource = WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string;
+export type WasmSource = WasmModule | ArrayBuffer | ArrayBufferView | URLLike | string;
 
 export interface CreateEngineOptions {
-  /** A compiled module, its bytes, or where to load it from (file: URLs are read with node:fs). */
+  /**
+   * The escape hatch when the bundled module cannot be found (docs/packaging.md): a compiled
+   * module, its bytes, or where to fetch it from (file: URLs only in Node, Bun and Deno).
+   */
   wasm?: WasmSource;
 }
 
@@ -37,7 +70,7 @@ export interface RunOptions {
   /** Default: a fresh empty memory store. */
   store?: Store;
   /** Cancels the run (outcome kind `Cancelled`). */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Observer: every run event, in order. */
   onEvent?: (event: RunEvent) => void;
   limits?: Limits;
@@ -138,7 +171,7 @@ export interface ModelRequest {
   tools?: ToolSpec[];
   section: string;
   turn: number;
-  signal: AbortSignal;
+  signal: HostAbortSignal;
   /**
    * Reports an event into the run's event stream (`onEvent`) as
    * `{ event: name, type: name, section, role, turn, ...fields }`; names must be `model_<name>`
@@ -176,7 +209,7 @@ export function scriptedModel(replies: ScriptedReply[]): ModelFn & { readonly us
 export type JsonSchema = Record<string, unknown>;
 
 export interface ToolContext {
-  signal: AbortSignal;
+  signal: HostAbortSignal;
   section: string;
   caller: 'model' | 'script';
   callId?: string;
@@ -259,7 +292,7 @@ export function userInputPack(options?: { ask?: (ctx: ToolContext) => string | P
  * untrusted). Without `search` the Pack needs `runvil/search-provider`.
  */
 export function webPack(options?: {
-  fetch?: typeof globalThis.fetch;
+  fetch?: FetchLike;
   search?: (query: string, ctx: ToolContext) => Promise<Array<{ title: string; url: string; description?: string }>>;
 }): Pack;
 
@@ -281,7 +314,7 @@ export function openAIChatModel(options: {
   baseURL: string;
   apiKey?: string;
   model: string;
-  fetch?: typeof globalThis.fetch;
+  fetch?: FetchLike;
   headers?: Record<string, string>;
   /** Request fields sent with every request (a role spec's options override them). */
   params?: Record<string, unknown>;

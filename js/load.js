@@ -1,35 +1,84 @@
-// Turns the `wasm` option of createEngine into a compiled WebAssembly.Module.
+// Turns the `wasm` option of createEngine into a compiled WebAssembly.Module. Portable: no `node:`
+// import here (browser and worker builds include this file); an entry that can read files passes
+// `readFile` for file: URLs.
+
+/** Where a consumer reads what to do when the module is not where it was looked for. */
+const HELP = 'see "Loading the wasm" in docs/packaging.md (or pass createEngine({ wasm }))';
 
 function isBytes(value) {
   return value instanceof ArrayBuffer || ArrayBuffer.isView(value);
 }
 
+function asUint8Array(bytes) {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+
+/**
+ * Compiles bytes, first checking they are a wasm module at all: a dev server or a host that rewrites
+ * unknown paths answers a page, and the raw `expected magic word 00 61 73 6d` says nothing useful.
+ */
+async function compileBytes(bytes, where) {
+  const view = asUint8Array(bytes);
+  const magic = view.subarray(0, 4);
+  if (!(magic.length === 4 && magic[0] === 0 && magic[1] === 0x61 && magic[2] === 0x73 && magic[3] === 0x6d)) {
+    const head = new TextDecoder().decode(view.subarray(0, 256)).trimStart().toLowerCase();
+    const name = where ? `runvil_bg.wasm at ${where}` : 'a WebAssembly module';
+    if (head.startsWith('<')) {
+      throw new Error(`runvil: got HTML instead of ${name} — a dev server or host answering unknown paths with a page? ${HELP}`);
+    }
+    throw new Error(`runvil: expected ${name}, got ${view.length} bytes that are not one (they start ${hex(magic) || 'with nothing'}); ${HELP}`);
+  }
+  return WebAssembly.compile(view);
+}
+
 async function compileResponse(response, url) {
-  if (!response.ok) throw new Error(`runvil: fetching ${url} failed: ${response.status} ${response.statusText}`);
-  // Streaming compilation needs the application/wasm content type; fall back to bytes otherwise.
+  if (!response.ok) {
+    throw new Error(`runvil: fetching ${url} failed: ${response.status} ${response.statusText} — runvil_bg.wasm is not served there (a bundler that did not copy it next to the bundle?); ${HELP}`);
+  }
+  // Streaming compilation needs the application/wasm content type; anything else is read whole and
+  // checked (an HTML page served in its place is the common mistake).
   if (typeof WebAssembly.compileStreaming === 'function'
       && response.headers.get('content-type')?.split(';')[0].trim() === 'application/wasm') {
     return WebAssembly.compileStreaming(response);
   }
-  return WebAssembly.compile(await response.arrayBuffer());
+  return compileBytes(await response.arrayBuffer(), url);
 }
 
 /**
  * @param {WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string} wasm
  * @param {string} base URL that relative strings resolve against
+ * @param {{ readFile?: (url: URL) => Promise<Uint8Array> }} [host] how this entry reads file: URLs
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function loadModule(wasm, base) {
+export async function loadModule(wasm, base, { readFile } = {}) {
   if (wasm instanceof WebAssembly.Module) return wasm;
-  if (isBytes(wasm)) return WebAssembly.compile(wasm);
+  if (isBytes(wasm)) return compileBytes(wasm, '');
   if (typeof wasm === 'string' || wasm instanceof URL) {
     const url = new URL(wasm, base);
     if (url.protocol === 'file:') {
-      // Node, Deno and Bun all provide node:fs; fetch() of file: URLs is not portable.
-      const { readFile } = await import('node:fs/promises');
-      return WebAssembly.compile(await readFile(url));
+      // fetch() of file: URLs is not portable: only an entry with file access can read them.
+      if (!readFile) {
+        throw new Error(`runvil: cannot read ${url.href} here: this entry (browser, worker) has no file access; pass the bytes or a WebAssembly.Module as createEngine({ wasm }), or import runvil through its Node entry`);
+      }
+      return compileBytes(await readFile(url), url.href);
     }
-    return compileResponse(await fetch(url), url.href);
+    let response;
+    try {
+      response = await fetch(url);
+    } catch (error) {
+      throw new Error(`runvil: fetching ${url.href} failed: ${error.message}; ${HELP}`, { cause: error });
+    }
+    return compileResponse(response, url.href);
   }
   throw new TypeError('createEngine: wasm must be a WebAssembly.Module, bytes (ArrayBuffer or typed array), a URL or a string');
+}
+
+/** The createEngine option check every entry shares. */
+export function engineOptions(options) {
+  if (options === null || typeof options !== 'object') throw new TypeError('createEngine: options must be an object');
+  return options;
 }

@@ -1,23 +1,18 @@
 /* @ts-self-types="./index.d.ts" */
-// runvil/workerd: the entry point for Cloudflare Workers (workerd). workerd refuses to compile wasm
-// from bytes at run time, so the module arrives as a wasm module binding of the bundled file.
+// runvil/workerd: the entry point for Cloudflare Workers (export condition `workerd`). workerd
+// refuses to compile wasm from bytes at run time, so the module arrives as a wasm module binding of
+// the bundled file (wrangler and workerd configs both turn a .wasm import into one).
 import wasmModule from './runvil_bg.wasm';
-import { loadModule } from './load.js';
+import { engineOptions, loadModule } from './load.js';
 import { makeEngine } from './engine.js';
 
-export { memoryStore } from './store.js';
-export { scriptedModel } from './models.js';
-export { openAIChatModel, wireToolName } from './openai.js';
-export { aiSdkModel } from './ai-sdk.js';
-export { webPack, userInputPack, htmlToText, USER_INPUT_PRELUDE } from './packs.js';
-export { version } from './version.js';
+export * from './public.js';
 
 /**
  * @param {{ wasm?: WebAssembly.Module }} [options] defaults to the bundled module
  */
 export async function createEngine(options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError('createEngine: options must be an object');
-  const { wasm = wasmModule } = options;
+  const { wasm = wasmModule } = engineOptions(options);
   const module = await loadModule(wasm, import.meta.url);
   return makeEngine(module, { uiKind: 'edge' });
 }

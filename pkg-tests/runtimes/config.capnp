@@ -15,6 +15,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/engine.js", esModule = embed "../../pkg/engine.js"),
     (name = "pkg/load.js", esModule = embed "../../pkg/load.js"),
     (name = "pkg/bindings.js", esModule = embed "../../pkg/bindings.js"),
+    (name = "pkg/public.js", esModule = embed "../../pkg/public.js"),
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
     (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
     (name = "pkg/packs.js", esModule = embed "../../pkg/packs.js"),
