@@ -357,7 +357,7 @@ export interface AiSdkCallOptions {
   prompt: unknown[];
   tools?: Array<{ type: 'function'; name: string; description?: string; inputSchema: JsonSchema }>;
   toolChoice?: { type: 'auto' | 'none' | 'required' } | { type: 'tool'; toolName: string };
-  abortSignal?: AbortSignal;
+  abortSignal?: HostAbortSignal;
   maxOutputTokens?: number;
   temperature?: number;
   topP?: number;
