@@ -32,9 +32,12 @@ export function createConversations() {
      * @param {string} appendedText JSON array of the records appended since the last request
      * @param {string | undefined} toolsText JSON of the round's tool list (`null`: none);
      *   `undefined` when it is the list the copy holds
-     * @param {string} headText JSON of `{ role, spec, section, turn }`
+     * @param {string} role
+     * @param {string} specText JSON of the role's spec
+     * @param {string} section
+     * @param {number} turn
      */
-    request(id, base, appendedText, toolsText, headText) {
+    request(id, base, appendedText, toolsText, role, specText, section, turn) {
       let copy = open.get(id);
       if (!copy) open.set(id, (copy = { messages: [], tools: undefined }));
       // The engine tracks what it shipped; a mismatch is an engine bug, not something to paper over.
@@ -43,9 +46,8 @@ export function createConversations() {
       }
       for (const record of JSON.parse(appendedText)) copy.messages.push(deepFreeze(record));
       if (toolsText !== undefined) copy.tools = deepFreeze(JSON.parse(toolsText) ?? undefined);
-      const { role, spec, section, turn } = JSON.parse(headText);
       // The keys in the order the engine's JSON had them when it sent the whole request.
-      const request = { messages: copy.messages.slice(), role, section, spec };
+      const request = { messages: copy.messages.slice(), role, section, spec: JSON.parse(specText) };
       if (copy.tools) request.tools = copy.tools.slice();
       request.turn = turn;
       return request;

@@ -178,14 +178,14 @@ test('a loop without tools sends no tools key', async () => {
 
 test('the conversation copies: out-of-step requests are refused, ended ones dropped', () => {
   const c = createConversations();
-  const head = JSON.stringify({ role: 'r', spec: {}, section: 'S', turn: 1 });
-  const r1 = c.request(7, 0, '[{"content":"a","role":"user"}]', 'null', head);
+  const head = ['r', '{}', 'S', 1];
+  const r1 = c.request(7, 0, '[{"content":"a","role":"user"}]', 'null', ...head);
   assert.deepEqual(r1, { messages: [{ content: 'a', role: 'user' }], role: 'r', section: 'S', spec: {}, turn: 1 });
-  assert.throws(() => c.request(7, 0, '[]', undefined, head), { message: 'conversation 7 is out of step: the wrapper holds 1 records, the engine expected 0' });
-  const r2 = c.request(7, 1, '[{"content":"b","role":"assistant"}]', '[{"name":"t"}]', head);
+  assert.throws(() => c.request(7, 0, '[]', undefined, ...head), { message: 'conversation 7 is out of step: the wrapper holds 1 records, the engine expected 0' });
+  const r2 = c.request(7, 1, '[{"content":"b","role":"assistant"}]', '[{"name":"t"}]', ...head);
   assert.deepEqual(r2.messages.map((m) => m.content), ['a', 'b']);
   assert.deepEqual(r2.tools, [{ name: 't' }]);
-  assert.deepEqual(c.request(7, 2, '[]', undefined, head).tools, [{ name: 't' }]);
+  assert.deepEqual(c.request(7, 2, '[]', undefined, ...head).tools, [{ name: 't' }]);
   assert.equal(c.size, 1);
   c.end(7);
   assert.equal(c.size, 0);

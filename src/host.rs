@@ -33,17 +33,12 @@ pub struct ModelRequest<'a> {
 impl ModelRequest<'_> {
     /// The request as one JSON object (`{ role, spec, messages, tools, section, turn }`).
     pub fn to_json(&self) -> Json {
-        let mut request = self.head();
+        let mut request = crate::obj!({ "role": self.role, "spec": self.spec, "section": self.section, "turn": self.turn });
         request["messages"] = Json::Array(self.messages.iter().map(Record::to_wire).collect());
         if let Some(tools) = self.tools {
             request["tools"] = (**tools).clone();
         }
         request
-    }
-
-    /// The request without its messages and tools: what changes every round.
-    pub fn head(&self) -> Json {
-        crate::obj!({ "role": self.role, "spec": self.spec, "section": self.section, "turn": self.turn })
     }
 }
 

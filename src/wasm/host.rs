@@ -248,8 +248,10 @@ impl Host for JsHost {
     }
 
     fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
+        // The wrapper always passes its conversation copies (js/engine.js); the bridge has no
+        // other caller, so there is no whole-request fallback to carry in the module.
         let (Some(conversations), Some(build)) = (&self.conversations, &self.request_fn) else {
-            return self.call_model(request.role, request.spec, request.to_json());
+            return Box::pin(async { Err("the bridge options have no conversations object (docs/bridge.md)".to_string()) });
         };
         let Some(f) = self.model_fn(request.role, request.spec) else { return unbound(request.role) };
         let mut shipped = self.shipped.borrow_mut();
@@ -274,13 +276,19 @@ impl Host for JsHost {
         } else {
             JsValue::from_str(&request.tools.map_or_else(|| "null".to_string(), |t| t.to_string()))
         };
-        let args = js_sys::Array::of5(
-            &JsValue::from_f64(request.conversation as f64),
-            &JsValue::from_f64(copy.records as f64),
-            &JsValue::from_str(&appended),
-            &tools,
-            &JsValue::from_str(&request.head().to_string()),
-        );
+        let args = js_sys::Array::new();
+        for arg in [
+            JsValue::from_f64(request.conversation as f64),
+            JsValue::from_f64(copy.records as f64),
+            JsValue::from_str(&appended),
+            tools,
+            JsValue::from_str(request.role),
+            JsValue::from_str(&request.spec.to_string()),
+            JsValue::from_str(request.section),
+            JsValue::from_f64(request.turn as f64),
+        ] {
+            args.push(&arg);
+        }
         let req = match build.apply(conversations, &args) {
             Ok(req) => req,
             Err(e) => {
