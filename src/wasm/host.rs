@@ -251,7 +251,7 @@ impl Host for JsHost {
         // The wrapper always passes its conversation copies (js/engine.js); the bridge has no
         // other caller, so there is no whole-request fallback to carry in the module.
         let (Some(conversations), Some(build)) = (&self.conversations, &self.request_fn) else {
-            return Box::pin(async { Err("the bridge options have no conversations object (docs/bridge.md)".to_string()) });
+            return Box::pin(async { Err("no conversations in the bridge options".to_string()) });
         };
         let Some(f) = self.model_fn(request.role, request.spec) else { return unbound(request.role) };
         let mut shipped = self.shipped.borrow_mut();
@@ -265,7 +265,7 @@ impl Host for JsHost {
         let copy = &mut shipped[at];
         // Only what is new crosses the boundary: the records appended since the last request,
         // and the tool list when it is not the one the copy holds (`undefined` = unchanged).
-        let appended = records_text(&request.messages[copy.records.min(request.messages.len())..]);
+        let appended = Json::Array(request.messages[copy.records..].iter().map(Record::to_wire).collect()).to_string();
         let same_tools = match (&copy.tools, request.tools) {
             (None, None) => true,
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
@@ -292,7 +292,7 @@ impl Host for JsHost {
         let req = match build.apply(conversations, &args) {
             Ok(req) => req,
             Err(e) => {
-                let message = format!("the model request could not be built: {}", error_text(&e));
+                let message = error_text(&e);
                 return Box::pin(async move { Err(message) });
             }
         };
@@ -312,19 +312,6 @@ impl Host for JsHost {
             }
         }
     }
-}
-
-/// `records` as one JSON array text, written directly (no intermediate array value).
-fn records_text(records: &[Record]) -> String {
-    let mut text = String::from("[");
-    for (i, r) in records.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(&r.to_wire().to_string());
-    }
-    text.push(']');
-    text
 }
 
 fn unbound(role: &str) -> LocalBoxFuture<'static, Result<Json, String>> {
