@@ -13,7 +13,7 @@ ROOT=$PWD
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
 APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium)
-WASM_GZIP_BUDGET=487000
+WASM_GZIP_BUDGET=489000
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -143,8 +143,9 @@ cmd_build() {
   size_line "pkg/runvil_bg.wasm (bound + wasm-opt -Oz)" "$PKG/runvil_bg.wasm"
   # The size budget: issue 8 set 470,000 gzip; control flow, issue 10 and the work budget came to
   # 483,495, and cheap section entries (the Engine's Lua split into parts loaded on demand, one
-  # async function per VM: entries 3x faster) to about 486,000, so the build holds this line until
-  # the size work lands (docs/performance.md).
+  # async function per VM: entries 3x faster) to about 486,300, and linear model rounds (only new
+  # records cross the bridge) to about 487,700, so the build holds this line until the size work
+  # lands (docs/performance.md).
   local gz
   gz=$(gzip -9c "$PKG/runvil_bg.wasm" | wc -c)
   [ "$gz" -le "$WASM_GZIP_BUDGET" ] || die "pkg/runvil_bg.wasm is $gz bytes gzip -9, over the budget of $WASM_GZIP_BUDGET"

@@ -1,6 +1,7 @@
 // The engine object: argument checking, defaults, and the wasm instance's life cycle.
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from './bindings.js';
+import { createConversations } from './conversations.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -285,7 +286,9 @@ function prepareRun(source, options, defaultUiKind) {
 
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
-  const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow };
+  // conversations: the run's copies of its models.loop conversations, so that each round ships
+  // only its new records across the boundary (js/conversations.js).
+  const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow, conversations: createConversations() };
   const usage = {};
   if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
   if (onEvent !== undefined) bridge.onEvent = onEvent;

@@ -166,8 +166,12 @@ export interface ToolSpec {
 export interface ModelRequest {
   role: string;
   spec: ModelSpec;
+  /**
+   * The whole conversation so far, in a fresh array each round. The records (and the tools) are
+   * frozen and shared between rounds: copy a record before changing it (docs/bridge.md).
+   */
   messages: Message[];
-  /** Absent when the round offers no tools. */
+  /** Absent when the round offers no tools. Its own array each round; the tool objects are frozen. */
   tools?: ToolSpec[];
   section: string;
   turn: number;

@@ -4,8 +4,43 @@
 
 use futures::future::LocalBoxFuture;
 use serde_json::Value as Json;
+use std::rc::Rc;
 
 pub use crate::tools::catalog::{PackSpec, ToolSpec, Unavailable};
+use crate::tools::Record;
+
+/// One `models.loop` round's request, before it becomes JSON.
+///
+/// A conversation only grows (records are appended, never changed or removed) and its tool list is
+/// fixed for a loop, so a host that keeps its own copy of a conversation, keyed by
+/// `conversation`, needs only the records past what it already holds and the tool list when it is
+/// a different one (`Rc::ptr_eq`). That is what keeps a round's cost independent of the history's
+/// length across the wasm boundary (`docs/bridge.md`, "Conversations"). A host without such a
+/// copy sends [`ModelRequest::to_json`], the whole request.
+pub struct ModelRequest<'a> {
+    pub role: &'a str,
+    pub spec: &'a Json,
+    pub section: &'a str,
+    pub turn: u64,
+    /// Unique within the run; the host may drop its copy at [`Host::end_conversation`].
+    pub conversation: u64,
+    /// The whole conversation so far (the engine's records are the truth).
+    pub messages: &'a [Record],
+    /// The tools this round advertises, as their wire JSON array; `None` when it offers none.
+    pub tools: Option<&'a Rc<Json>>,
+}
+
+impl ModelRequest<'_> {
+    /// The request as one JSON object (`{ role, spec, messages, tools, section, turn }`).
+    pub fn to_json(&self) -> Json {
+        let mut request = crate::obj!({ "role": self.role, "spec": self.spec, "section": self.section, "turn": self.turn });
+        request["messages"] = Json::Array(self.messages.iter().map(Record::to_wire).collect());
+        if let Some(tools) = self.tools {
+            request["tools"] = (**tools).clone();
+        }
+        request
+    }
+}
 
 pub trait Host {
     /// Observes one run event (`{ event, type, section, ... }`). Cannot change the run.
@@ -28,6 +63,16 @@ pub trait Host {
     /// (`{ role, spec, messages, tools, section, turn }`) and returns its reply object, or a
     /// model-safe failure message.
     fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>>;
+    /// Calls the model bound to `request.role` for one `models.loop` round. A host that keeps
+    /// conversations on its side overrides this to ship only what is new (see [`ModelRequest`]);
+    /// the default sends the whole request through [`Host::call_model`].
+    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
+        self.call_model(request.role, request.spec, request.to_json())
+    }
+    /// The conversation `id` has ended (its section entry finished): a host's copy can go.
+    fn end_conversation(&self, id: u64) {
+        let _ = id;
+    }
     /// The Packs this host serves (its Pack registry). `subagents` is always added by the engine.
     fn packs(&self) -> Vec<PackSpec> {
         Vec::new()

@@ -73,8 +73,10 @@ pub trait Resolver {
     fn argv(&self) -> Option<&Json>;
     /// The seeded item; `None` when no item is seeded here.
     fn item(&self) -> Option<&Json>;
-    /// A field of `var` (the section's var as it stands now).
-    fn var_field(&self, key: &str) -> Option<Json>;
+    /// The value at `path` (one key or more, through objects only, see [`walk`]) in `var` as the
+    /// section's var stands now. The path is followed by reference, so a placeholder costs the
+    /// size of what it lands on, not of the `var` field it starts from.
+    fn var_at(&self, path: &[&str]) -> Option<Json>;
     /// A field of `sys`, `None` when the run has no such field.
     fn sys_field(&self, key: &str) -> Option<Json>;
     /// The section's global of that name, read through `_G`'s metatable.
@@ -183,15 +185,19 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
             let Some((first, deeper)) = rest.split_first() else {
                 return Err((SubstKind::BadPath, format!("bad path: {{{{ {root} }}}}")));
             };
-            let field = if root == "var" { r.var_field(first) } else { r.sys_field(first) };
-            walk(field.ok_or_else(missing)?, deeper).ok_or_else(missing)?
+            if root == "var" {
+                r.var_at(rest).ok_or_else(missing)?
+            } else {
+                let field = r.sys_field(first).ok_or_else(missing)?;
+                walk(&field, deeper).ok_or_else(missing)?.clone()
+            }
         }
         "argv" => {
             let argv = match r.argv() {
                 None | Some(Json::Null) => return Err((SubstKind::NilArgv, format!("{placeholder} is nil (the args string is not JSON)"))),
-                Some(v) => v.clone(),
+                Some(v) => v,
             };
-            walk(argv, rest).ok_or_else(missing)?
+            walk(argv, rest).ok_or_else(missing)?.clone()
         }
         name => {
             let not_data = || (SubstKind::Serialize, format!("global '{}' in {placeholder} is not JSON data", quote_path(name)));
@@ -207,7 +213,7 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
                     ))
                 }
                 Global::NotData => return Err(not_data()),
-                Global::Data(v) => walk(v, rest).ok_or_else(missing)?,
+                Global::Data(v) => walk(&v, rest).ok_or_else(missing)?.clone(),
             }
         }
     };
@@ -217,11 +223,12 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
     Ok(render_value(&landed))
 }
 
-/// Follows dotted keys through objects only (never into arrays or past scalars).
-fn walk(mut value: Json, keys: &[&str]) -> Option<Json> {
+/// Follows dotted keys through objects only (never into arrays or past scalars), by reference:
+/// only the caller's copy of where it lands costs anything.
+pub fn walk<'a>(mut value: &'a Json, keys: &[&str]) -> Option<&'a Json> {
     for key in keys {
         value = match value {
-            Json::Object(mut map) => map.remove(*key)?,
+            Json::Object(map) => map.get(*key)?,
             _ => return None,
         };
     }
@@ -260,8 +267,8 @@ mod tests {
         fn item(&self) -> Option<&Json> {
             self.item.as_ref()
         }
-        fn var_field(&self, key: &str) -> Option<Json> {
-            self.var.get(key).cloned()
+        fn var_at(&self, path: &[&str]) -> Option<Json> {
+            walk(&self.var, path).cloned()
         }
         fn sys_field(&self, key: &str) -> Option<Json> {
             (key == "id").then(|| json!(3))

@@ -65,6 +65,8 @@ pub struct RunShared {
     pub started: String,
     /// The last `sys.id` handed out (H1 is 0).
     pub last_id: Cell<u64>,
+    /// The last conversation id handed out (one per section entry, the H1 pass included).
+    pub last_conversation: Cell<u64>,
     /// Set once the run must stop (budget, memory, cancellation): a control signal no `pcall`
     /// catches. The block runner reports it instead of whatever error unwound the block.
     pub stop: RefCell<Option<RunError>>,
@@ -242,8 +244,10 @@ pub struct EntryCtx {
     pub loading_prelude: Cell<bool>,
     /// The entry's tool scope, local tools, rendered list and call counts.
     pub scope: RefCell<Scope>,
-    /// The entry's conversation (`messages`).
+    /// The entry's conversation (`messages`): append-only, the truth a host's copy follows.
     pub messages: RefCell<Vec<Record>>,
+    /// The conversation's id for the host (`Host::call_model_round`), unique within the run.
+    pub conversation: u64,
     /// The `models.loop` round in progress.
     pub round: RefCell<Round>,
     /// `sys.model` and `sys.reply_finish_reason`, set by the entry's model rounds.

@@ -4,7 +4,8 @@
 //! binding drives the loop and runs them between these steps; everything else is here.
 
 use futures::future::join_all;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
+use std::rc::Rc;
 
 use super::context::EntryCtx;
 use super::memory::push_record;
@@ -13,6 +14,7 @@ use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
 use crate::error::ErrKind;
+use crate::host::ModelRequest;
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
 /// The round in progress: the calls of the latest reply and their results so far.
@@ -27,6 +29,36 @@ pub struct Round {
     /// Whether any round of this loop asked for tools (for the empty-reply rule).
     pub had_calls: bool,
     pub rounds: u64,
+    /// The loop's tool list, built at its first round and kept for the rest (see [`ToolList`]).
+    pub tools: Option<Rc<ToolList>>,
+}
+
+/// What a loop's rounds advertise, built once per loop instead of once per round: the list is
+/// fixed from the first round (`FIXED_LIST`), except that the task built-ins join it while an
+/// allowlist is set. Sharing one `wire` value across rounds also lets the host see (by pointer)
+/// that the tool list did not change, so it is not shipped again.
+pub struct ToolList {
+    with_tasks: bool,
+    pub advertised: Vec<Advertised>,
+    /// The tools as the request carries them; `None` when the round offers none.
+    pub wire: Option<Rc<Json>>,
+}
+
+/// The tool list of the current round: the loop's, unless the task built-ins came or went.
+fn tool_list(ctx: &EntryCtx) -> Rc<ToolList> {
+    let with_tasks = ctx.scope.borrow().task_allow.is_some();
+    if let Some(list) = ctx.round.borrow().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
+        return list.clone();
+    }
+    let advertised = ctx.scope.borrow().advertised();
+    let wire = (!advertised.is_empty()).then(|| {
+        Rc::new(Json::Array(
+            advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
+        ))
+    });
+    let list = Rc::new(ToolList { with_tasks, advertised, wire });
+    ctx.round.borrow_mut().tools = Some(list.clone());
+    list
 }
 
 /// How a model round ended.
@@ -85,19 +117,25 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     };
     ctx.round.borrow_mut().rounds += 1;
     deliver_task_notices(ctx).map_err(Refusal::lua)?;
-    let advertised: Vec<Advertised> = ctx.scope.borrow().advertised();
-    let mut request = json!({
-        "role": role, "spec": spec, "section": ctx.section_name(), "turn": turn,
-        "messages": ctx.messages.borrow().iter().map(Record::to_wire).collect::<Vec<_>>(),
-    });
-    if !advertised.is_empty() {
-        request["tools"] = Json::Array(
-            advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
-        );
-    }
+    let tools = tool_list(ctx);
+    let advertised = &tools.advertised;
     let name = ctx.section_name().to_string();
     ctx.run.emit(Event::ModelTurnStarted, Some(&name), crate::obj!({ "turn": turn, "role": role }));
-    let reply = ctx.run.host.call_model(&role, &spec, request).await.map_err(model_error)?;
+    // The host gets the whole conversation by reference and ships what it needs; the borrow
+    // ends before the await (the call is made synchronously, the future owns its data).
+    let call = {
+        let messages = ctx.messages.borrow();
+        ctx.run.host.call_model_round(ModelRequest {
+            role: &role,
+            spec: &spec,
+            section: &name,
+            turn,
+            conversation: ctx.conversation,
+            messages: &messages,
+            tools: tools.wire.as_ref(),
+        })
+    };
+    let reply = call.await.map_err(model_error)?;
     ctx.run.emit(Event::ModelTurnCompleted, Some(&name), crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
@@ -123,7 +161,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         match advertised.iter().find(|a| a.name == call.name) {
             Some(a) => resolved.push((call.clone(), a.target.clone())),
             None => {
-                emit_batch(ctx, turn, &calls, &advertised);
+                emit_batch(ctx, turn, &calls, advertised);
                 ctx.run.emit(
                     Event::ToolCallFailed,
                     Some(&name),
@@ -140,7 +178,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             }
         }
     }
-    emit_batch(ctx, turn, &calls, &advertised);
+    emit_batch(ctx, turn, &calls, advertised);
     let n = resolved.len();
     let mut r = ctx.round.borrow_mut();
     r.had_calls = true;
@@ -231,7 +269,7 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         tool_call_id: None,
         reasoning: r.reasoning,
     };
-    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, ..Round::default() };
+    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
     push_record(c, assistant).map_err(Refusal::lua)?;
     for ((call, _), text) in r.calls.iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };

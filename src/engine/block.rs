@@ -31,6 +31,15 @@ pub enum EntryEnd {
     Jumped(usize),
 }
 
+/// Tells the host that an entry's conversation has ended, when dropped.
+struct ConversationEnd(Rc<RunShared>, u64);
+
+impl Drop for ConversationEnd {
+    fn drop(&mut self) {
+        self.0.host.end_conversation(self.1);
+    }
+}
+
 /// How one chunk ended: its return values, or a `jump` that unwound it.
 enum Flow {
     Values(MultiValue),
@@ -43,6 +52,11 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     let id = if section.is_some() { run.next_id() } else { 0 };
     let item = if section.is_some() { chain.item.borrow_mut().take() } else { None };
     let worker = if section.is_some() { chain.worker.borrow_mut().take() } else { None };
+    let conversation = run.last_conversation.get() + 1;
+    run.last_conversation.set(conversation);
+    // However the entry ends (even dropped mid-await when its task is cancelled), the host's
+    // copy of its conversation goes with it.
+    let _ended = ConversationEnd(run.clone(), conversation);
     let ctx = Rc::new(EntryCtx {
         run: run.clone(),
         chain: chain.clone(),
@@ -62,6 +76,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         loading_prelude: Cell::new(false),
         scope: RefCell::new(Default::default()),
         messages: RefCell::new(Vec::new()),
+        conversation,
         round: RefCell::new(Default::default()),
         model_facts: RefCell::new(None),
     });

@@ -352,8 +352,8 @@ impl Resolver for LuaResolver<'_> {
     fn item(&self) -> Option<&Json> {
         self.ctx.item.as_ref()
     }
-    fn var_field(&self, key: &str) -> Option<Json> {
-        self.ctx.chain.var.borrow().get(key).cloned()
+    fn var_at(&self, path: &[&str]) -> Option<Json> {
+        subst::walk(&self.ctx.chain.var.borrow(), path).cloned()
     }
     fn sys_field(&self, key: &str) -> Option<Json> {
         sys_field(self.ctx, key)

@@ -5,11 +5,22 @@ use futures::future::LocalBoxFuture;
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value as Json;
 use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{from_js, get, to_js};
-use crate::host::{Host, PackSpec, ToolSpec, Unavailable};
+use crate::host::{Host, ModelRequest, PackSpec, ToolSpec, Unavailable};
+use crate::tools::Record;
+
+/// What the wrapper's copy of one conversation holds (js/conversations.js): how many records,
+/// and which tool list. The next request ships only the records past `records`, and the tools
+/// only when they are a different list.
+struct Shipped {
+    conversation: u64,
+    records: usize,
+    tools: Option<Rc<Json>>,
+}
 
 pub struct JsHost {
     on_event: Option<Function>,
@@ -22,6 +33,14 @@ pub struct JsHost {
     bound: RefCell<Vec<(String, Option<Function>)>>,
     /// The host's Pack objects, as passed in `packs`.
     packs: Vec<JsValue>,
+    /// The wrapper's conversation copies (`conversations` in the bridge options, docs/bridge.md);
+    /// without it every round sends the whole request.
+    conversations: Option<js_sys::Object>,
+    request_fn: Option<Function>,
+    end_fn: Option<Function>,
+    /// One per conversation in flight (a handful: the entries running model rounds now), so a
+    /// list is enough; a hash map cost about 2 KB of module code.
+    shipped: RefCell<Vec<Shipped>>,
 }
 
 impl JsHost {
@@ -41,7 +60,14 @@ impl JsHost {
                 }
             })
         });
+        let conversations = get(options, "conversations");
+        let request_fn: Option<Function> = get(&conversations, "request").dyn_into().ok();
+        let end_fn: Option<Function> = get(&conversations, "end").dyn_into().ok();
         JsHost {
+            conversations: conversations.dyn_into().ok(),
+            request_fn,
+            end_fn,
+            shipped: RefCell::new(Vec::new()),
             on_event: get(options, "onEvent").dyn_into().ok(),
             signal,
             aborted,
@@ -217,25 +243,98 @@ impl Host for JsHost {
     }
 
     fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
-        let Some(f) = self.model_fn(role, spec) else {
-            let role = role.to_string();
-            return Box::pin(async move { Err(format!("no model is bound to the role {role}")) });
-        };
-        let req = to_js(&request);
-        let _ = Reflect::set(&req, &"signal".into(), &self.signal);
-        let called = f.call1(&JsValue::UNDEFINED, &req);
-        Box::pin(async move {
-            let value = match called {
-                Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
-                Err(e) => return Err(error_text(&e)),
-            };
-            from_js(&value).ok_or_else(|| "the model's reply is not a JSON object".to_string()).and_then(|j| {
-                if j.is_object() {
-                    Ok(j)
-                } else {
-                    Err("the model's reply is not an object".into())
-                }
-            })
-        })
+        let Some(f) = self.model_fn(role, spec) else { return unbound(role) };
+        call_with(&f, to_js(&request), &self.signal)
     }
+
+    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
+        // The wrapper always passes its conversation copies (js/engine.js); the bridge has no
+        // other caller, so there is no whole-request fallback to carry in the module.
+        let (Some(conversations), Some(build)) = (&self.conversations, &self.request_fn) else {
+            return Box::pin(async { Err("no conversations in the bridge options".to_string()) });
+        };
+        let Some(f) = self.model_fn(request.role, request.spec) else { return unbound(request.role) };
+        let mut shipped = self.shipped.borrow_mut();
+        let at = match shipped.iter().position(|s| s.conversation == request.conversation) {
+            Some(at) => at,
+            None => {
+                shipped.push(Shipped { conversation: request.conversation, records: 0, tools: None });
+                shipped.len() - 1
+            }
+        };
+        let copy = &mut shipped[at];
+        // Only what is new crosses the boundary: the records appended since the last request,
+        // and the tool list when it is not the one the copy holds (`undefined` = unchanged).
+        let appended = Json::Array(request.messages[copy.records..].iter().map(Record::to_wire).collect()).to_string();
+        let same_tools = match (&copy.tools, request.tools) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        };
+        let tools = if same_tools {
+            JsValue::UNDEFINED
+        } else {
+            JsValue::from_str(&request.tools.map_or_else(|| "null".to_string(), |t| t.to_string()))
+        };
+        let args = js_sys::Array::new();
+        for arg in [
+            JsValue::from_f64(request.conversation as f64),
+            JsValue::from_f64(copy.records as f64),
+            JsValue::from_str(&appended),
+            tools,
+            JsValue::from_str(request.role),
+            JsValue::from_str(&request.spec.to_string()),
+            JsValue::from_str(request.section),
+            JsValue::from_f64(request.turn as f64),
+        ] {
+            args.push(&arg);
+        }
+        let req = match build.apply(conversations, &args) {
+            Ok(req) => req,
+            Err(e) => {
+                let message = error_text(&e);
+                return Box::pin(async move { Err(message) });
+            }
+        };
+        copy.records = request.messages.len();
+        copy.tools = request.tools.cloned();
+        drop(shipped);
+        call_with(&f, req, &self.signal)
+    }
+
+    fn end_conversation(&self, id: u64) {
+        let mut shipped = self.shipped.borrow_mut();
+        if let Some(at) = shipped.iter().position(|s| s.conversation == id) {
+            shipped.swap_remove(at);
+            drop(shipped);
+            if let (Some(conversations), Some(end)) = (&self.conversations, &self.end_fn) {
+                let _ = end.call1(conversations, &JsValue::from_f64(id as f64));
+            }
+        }
+    }
+}
+
+fn unbound(role: &str) -> LocalBoxFuture<'static, Result<Json, String>> {
+    let role = role.to_string();
+    Box::pin(async move { Err(format!("no model is bound to the role {role}")) })
+}
+
+/// Calls model function `f` with the request object `req` (which gets the run's `signal`) and
+/// reads its reply.
+fn call_with(f: &Function, req: JsValue, signal: &JsValue) -> LocalBoxFuture<'static, Result<Json, String>> {
+    let _ = Reflect::set(&req, &"signal".into(), signal);
+    let called = f.call1(&JsValue::UNDEFINED, &req);
+    Box::pin(async move {
+        let value = match called {
+            Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
+            Err(e) => return Err(error_text(&e)),
+        };
+        from_js(&value).ok_or_else(|| "the model's reply is not a JSON object".to_string()).and_then(|j| {
+            if j.is_object() {
+                Ok(j)
+            } else {
+                Err("the model's reply is not an object".into())
+            }
+        })
+    })
 }

@@ -1,0 +1,140 @@
+// Rounds and placeholders (issue 9 item 4): what a models.loop round costs as the conversation
+// grows, and what a placeholder costs as the value it reads from grows.
+//  - models.loop for 10 / 100 / 1,000 rounds with an instant model that asks for one local tool
+//    call per round, through the built package, against the same loop in the Vercel AI SDK
+//    (generateText with MockLanguageModelV2 and one tool) in the same process. Samples are
+//    interleaved (AB, BA, AB, ...; one unmeasured warm-up each). Per-round time = run time /
+//    rounds; goal: 1,000 rounds cost at most 2x the per-round time of 10 rounds.
+//  - 1,000 `{{ var.big.k1 }}` placeholders rendered once, `var.big` of 10 / 1,000 / 10,000 keys:
+//    the run's time minus the same run whose prose has no placeholder (interleaved pairs).
+//
+//   node bench/rounds.mjs [--quick]      (against the current pkg/; RUNVIL_PKG=dir for another build)
+import { performance } from 'node:perf_hooks';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { generateText, tool, stepCountIs } from 'ai';
+import { MockLanguageModelV2 } from 'ai/test';
+import { z } from 'zod';
+
+const QUICK = process.argv.includes('--quick');
+const ROUND_COUNTS = [10, 100, 1000];
+const RUNS = { 10: QUICK ? 5 : 21, 100: QUICK ? 3 : 9, 1000: QUICK ? 3 : 5 };
+const KEY_COUNTS = [10, 1000, 10000];
+const PLACEHOLDER_RUNS = QUICK ? 3 : 7;
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
+};
+
+const pkg = process.env.RUNVIL_PKG ? pathToFileURL(`${resolve(process.env.RUNVIL_PKG)}/index.js`).href : '../pkg/index.js';
+const { createEngine } = await import(pkg);
+const engine = await createEngine();
+
+function loopPrompt(rounds) {
+  return `---\nmax_tool_iterations: ${rounds + 5}\n---\n# Loop\n\n## Main\n\n\`\`\`lua\n` +
+    `tools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args) return 'grabbed ' .. args.value end)\n` +
+    `messages:user('go')\nreturn models.loop()\n\`\`\`\n`;
+}
+
+async function runvilLoop(rounds) {
+  let n = 0;
+  const model = async () => (++n < rounds
+    ? { content: '', tool_calls: [{ id: `c${n}`, name: 'grab', arguments: { value: 'x' } }], finish_reason: 'tool_calls' }
+    : { content: 'done', finish_reason: 'stop' });
+  const src = loopPrompt(rounds);
+  const t0 = performance.now();
+  const o = await engine.run(src, { seed: 1, models: { default: model } });
+  const t = performance.now() - t0;
+  if (!o.ok || o.result !== 'done' || n !== rounds) throw new Error(`runvil loop of ${rounds}: ${JSON.stringify(o)} after ${n} rounds`);
+  return t;
+}
+
+const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+const grab = tool({ description: 'Grab a value', inputSchema: z.object({ value: z.string() }), execute: async ({ value }) => `grabbed ${value}` });
+
+async function aiSdkLoop(rounds) {
+  let n = 0;
+  const model = new MockLanguageModelV2({
+    doGenerate: async () => (++n < rounds
+      ? { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'grab', input: '{"value":"x"}' }], finishReason: 'tool-calls', usage, warnings: [] }
+      : { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] }),
+  });
+  const t0 = performance.now();
+  const r = await generateText({ model, prompt: 'go', tools: { grab }, stopWhen: stepCountIs(rounds + 5) });
+  const t = performance.now() - t0;
+  if (r.text !== 'done' || r.steps.length !== rounds) throw new Error(`AI SDK loop of ${rounds}: ${r.text} after ${r.steps.length} steps`);
+  return t;
+}
+
+/** Interleaved samples of two workloads: AB, BA, AB, ... after one unmeasured warm-up each. */
+async function interleaved(runs, a, b) {
+  await a();
+  await b();
+  const as = [];
+  const bs = [];
+  for (let i = 0; i < runs; i++) {
+    if (i % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
+
+const us = (ms) => ms * 1000;
+const cell = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}-${s.max.toFixed(0)})`;
+
+export async function runRounds() {
+  const rounds = {};
+  for (const n of ROUND_COUNTS) {
+    const [rv, ai] = await interleaved(RUNS[n], () => runvilLoop(n), () => aiSdkLoop(n));
+    rounds[n] = { runs: RUNS[n], runvilUsPerRound: stats(rv.map((t) => us(t) / n)), aiSdkUsPerRound: stats(ai.map((t) => us(t) / n)) };
+  }
+  const growth = (k) => rounds[1000][k].median / rounds[10][k].median;
+  const exponent = (k) => Math.log((rounds[1000][k].median * 1000) / (rounds[10][k].median * 10)) / Math.log(100);
+  const summary = {
+    runvil: { perRound1000Over10: growth('runvilUsPerRound'), exponent: exponent('runvilUsPerRound') },
+    aiSdk: { perRound1000Over10: growth('aiSdkUsPerRound'), exponent: exponent('aiSdkUsPerRound') },
+  };
+
+  const placeholders = {};
+  for (const keys of KEY_COUNTS) {
+    const setup = `var.big = {}\nfor i = 1, ${keys} do var.big['k' .. i] = i end`;
+    const prompt = (prose) => `# P\n\n## Main\n\n\`\`\`lua\n${setup}\n\`\`\`\n\n${prose}\n\n\`\`\`lua\nreturn #prose\n\`\`\`\n`;
+    const withPh = prompt('{{ var.big.k1 }} '.repeat(1000));
+    const without = prompt('1 '.repeat(1000));
+    const time = async (src) => {
+      const t0 = performance.now();
+      const o = await engine.run(src, { seed: 1 });
+      const t = performance.now() - t0;
+      if (!o.ok || o.result !== '2000') throw new Error(`placeholder run: ${JSON.stringify(o)}`);
+      return t;
+    };
+    const [a, b] = await interleaved(PLACEHOLDER_RUNS, () => time(withPh), () => time(without));
+    placeholders[keys] = { runs: PLACEHOLDER_RUNS, ms: stats(a.map((t, i) => t - b[i])), runMs: stats(a), baselineMs: stats(b) };
+  }
+  return { rounds, summary, placeholders };
+}
+
+export function printRounds({ rounds, summary, placeholders }) {
+  console.log('models.loop, one local tool call per round, instant model: µs per round, median (min-max)');
+  console.log(`  ${'rounds'.padEnd(8)} ${'runvil'.padStart(18)} ${'AI SDK'.padStart(18)}   samples`);
+  for (const [n, r] of Object.entries(rounds)) {
+    console.log(`  ${n.padEnd(8)} ${cell(r.runvilUsPerRound).padStart(18)} ${cell(r.aiSdkUsPerRound).padStart(18)}   ${r.runs}`);
+  }
+  for (const [who, s] of Object.entries(summary)) {
+    console.log(`  ${who}: per-round time at 1,000 rounds / at 10 rounds = ${s.perRound1000Over10.toFixed(2)}; total time ~ rounds^${s.exponent.toFixed(2)}`);
+  }
+  console.log('\n1,000 {{ var.big.k1 }} placeholders: ms (run minus the same run without placeholders), median (min-max)');
+  for (const [keys, p] of Object.entries(placeholders)) {
+    const f = (s) => `${s.median.toFixed(2)} (${s.min.toFixed(2)}-${s.max.toFixed(2)})`;
+    console.log(`  var.big of ${keys.padStart(5)} keys: ${f(p.ms)}   [run ${p.runMs.median.toFixed(1)} ms, without ${p.baselineMs.median.toFixed(1)} ms]`);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) printRounds(await runRounds());
