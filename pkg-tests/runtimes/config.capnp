@@ -14,6 +14,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/workerd.js", esModule = embed "../../pkg/workerd.js"),
     (name = "pkg/engine.js", esModule = embed "../../pkg/engine.js"),
     (name = "pkg/load.js", esModule = embed "../../pkg/load.js"),
+    (name = "pkg/conversations.js", esModule = embed "../../pkg/conversations.js"),
     (name = "pkg/bindings.js", esModule = embed "../../pkg/bindings.js"),
     (name = "pkg/public.js", esModule = embed "../../pkg/public.js"),
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
