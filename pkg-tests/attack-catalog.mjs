@@ -356,9 +356,9 @@ export const attacks = [
   },
   {
     group: 'resource', area: 'issue 10 defects', name: '#8 a model reply with 100,000 tool calls',
-    source: usesHostile('return models.loop()'),
+    source: usesHostile("messages:user('go')\nreturn models.loop()"),
     options: { packs: [pack()], models: { default: async () => ({ content: '', finish_reason: 'tool_calls', tool_calls: Array.from({ length: 100000 }, (_, i) => ({ id: `c${i}`, name: 'hostile_poke', arguments: {} })) }) } },
-    expect: { kind: 'Model', message: 'PROBE' },
+    expect: { kind: 'Model', message: "the model's reply asks for 100000 tool calls; the limit is 128 per reply" },
   },
   {
     group: 'resource', area: 'issue 10 defects', name: '#9 abort while the store never settles',

@@ -71,7 +71,7 @@ const BLOCKS = [
   "local ok, e = pcall(tools.call, 'fz/poke')\nreturn tostring(ok) .. tostring(e)",
   "return models.infer('hi')",
   "local ok, e = pcall(models.infer, 'hi')\nreturn tostring(e)",
-  'return models.loop()',
+  "messages:user('go')\nreturn models.loop()",
   "return store.read('a.txt')",
   "store.write('b.txt', 'x')\nreturn store.glob('*')[1]",
   "local ok, e = pcall(store.read, 'a.txt')\nstore.write('c.txt', 'y')\nreturn tostring(ok)",
@@ -83,6 +83,7 @@ test(`engine.run with hostile host callbacks: ${ITERS} seeded runs (seed ${SEED}
   const engine = await createEngine();
   const r = rng(SEED);
   const tally = {};
+  const messages = new Set();
   for (let i = 0; i < ITERS; i++) {
     const tool = behaviour(r), model = behaviour(r), open = behaviour(r), read = behaviour(r), commit = behaviour(r);
     const useStore = r.below(2) === 0;
@@ -116,10 +117,11 @@ test(`engine.run with hostile host callbacks: ${ITERS} seeded runs (seed ${SEED}
     }
     const key = outcome.ok ? 'ok' : outcome.error.kind;
     tally[key] = (tally[key] ?? 0) + 1;
+    if (!outcome.ok) messages.add(`${outcome.error.kind}: ${outcome.error.message.slice(0, 110).replace(/\d+/g, 'N')}`);
     if (i % 50 === 49 || i === ITERS - 1) {
       const known = await engine.run(KNOWN);
       assert.deepEqual([known.ok, known.result], [true, 'Kk[1]'], `seed ${SEED} after run ${i}: ${JSON.stringify(known.error)}`);
     }
   }
-  if (process.env.RUNVIL_FUZZ_REPORT) console.log(`outcomes: ${JSON.stringify(tally)}`);
+  if (process.env.RUNVIL_FUZZ_REPORT) console.log(`outcomes: ${JSON.stringify(tally)}\n${[...messages].sort().join('\n')}`);
 });
