@@ -63,6 +63,7 @@ fn iterations(default: u64) -> u64 {
 }
 
 /// Tokens that matter to the grammars under test, spliced in by the mutator.
+#[rustfmt::skip]
 const TOKENS: &[&str] = &[
     "{{", "}}", "{{ ", " }}", "\\{{", "\\", "{{ var.", "{{ sys.", "{{ argv.", "{{ args }}", "{{ item }}", "{{ prose }}", "[", "]",
     "{", "}", "\"", "'", ":", "- ", "* ", "1. ", "#", "# ", "## ", "### ", "\n", "\r\n", "\r", "\t", " ", "---\n", "```", "```lua\n",
@@ -102,7 +103,11 @@ fn mutate(rng: &mut Rng, input: &str, corpus: &[String]) -> String {
         // Replace a character with a random one (ASCII mostly, sometimes any scalar value).
         4 => {
             if at < n {
-                let c = if rng.below(4) == 0 { char::from_u32(rng.below(0x11_0000) as u32).unwrap_or('\u{fffd}') } else { (rng.below(95) as u8 + 32) as char };
+                let c = if rng.below(4) == 0 {
+                    char::from_u32(rng.below(0x11_0000) as u32).unwrap_or('\u{fffd}')
+                } else {
+                    (rng.below(95) as u8 + 32) as char
+                };
                 out[at] = c;
             }
         }
@@ -296,8 +301,24 @@ fn fuzz_store_paths_and_globs() {
     let n = iterations(80000);
     campaign("paths", n, move |each| {
         let corpus: Vec<String> = [
-            "notes/a.md", "a/b/c/d.txt", "**/*.md", "docs/**/x*y*z", "*", "**", "a/**/b/**/c", "CON.txt", "x./y", "a//b", "../up",
-            "dir/", "**/", "é/ü.txt", "*a*a*a*a*a*a*b", "a?[b]", " lead", "trail ",
+            "notes/a.md",
+            "a/b/c/d.txt",
+            "**/*.md",
+            "docs/**/x*y*z",
+            "*",
+            "**",
+            "a/**/b/**/c",
+            "CON.txt",
+            "x./y",
+            "a//b",
+            "../up",
+            "dir/",
+            "**/",
+            "é/ü.txt",
+            "*a*a*a*a*a*a*b",
+            "a?[b]",
+            " lead",
+            "trail ",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -404,7 +425,8 @@ fn fuzz_model_replies_and_tool_arguments() {
                     tools: vec![tool("plain", false), tool("shaped", true)],
                     ..Default::default()
                 });
-                let mut script: Vec<Json> = replies.iter().map(|r| serde_json::from_str(r).unwrap_or_else(|_| Json::String(r.clone()))).collect();
+                let mut script: Vec<Json> =
+                    replies.iter().map(|r| serde_json::from_str(r).unwrap_or_else(|_| Json::String(r.clone()))).collect();
                 script.push(json!("final"));
                 h.model("default", script);
                 let _ = run_with(h, source, "", |o| o.limits.max_tool_iterations = Some(4));
