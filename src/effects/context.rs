@@ -70,6 +70,9 @@ pub struct RunShared {
     /// Set once the run must stop (budget, memory, cancellation): a control signal no `pcall`
     /// catches. The block runner reports it instead of whatever error unwound the block.
     pub stop: RefCell<Option<RunError>>,
+    /// Host time of the host's last turn, across entries: a run of entries that each end inside
+    /// their slice (a `jump` loop) must still give the host its turns (issue 10 attack catalog).
+    pub last_turn_ms: Cell<f64>,
     /// `models.default(role)` from the H1 body.
     pub default_role: RefCell<Option<String>>,
     /// The run's working view of the host's store.

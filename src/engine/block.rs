@@ -49,6 +49,17 @@ enum Flow {
 /// Runs one entry: the H1 pass (`section == None`) or one section, in a fresh VM. The chain's
 /// seeded item goes to its first section.
 pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<usize>) -> Result<EntryEnd, RunError> {
+    // Entries that each end inside their slice (a `jump` loop: every entry has a fresh budget)
+    // never reach the budget's turn: the host gets its turn here too, and a cancellation ends
+    // the run between entries.
+    if run.host.now_ms() - run.last_turn_ms.get() >= crate::lua::budget::TURN_MS {
+        run.host.yield_now().await;
+        run.last_turn_ms.set(run.host.now_ms());
+    }
+    run.check_cancelled();
+    if let Some(stop) = run.stop.borrow().clone() {
+        return Err(stop);
+    }
     let id = if section.is_some() { run.next_id() } else { 0 };
     let item = if section.is_some() { chain.item.borrow_mut().take() } else { None };
     let worker = if section.is_some() { chain.worker.borrow_mut().take() } else { None };
@@ -68,7 +79,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         prose: RefCell::new(ProseSlot::default()),
         instructions: Cell::new(0),
         since_yield: Cell::new(0),
-        last_turn_ms: Cell::new(run.host.now_ms()),
+        last_turn_ms: Cell::new(run.last_turn_ms.get()),
         yield_pending: Cell::new(false),
         slice_yield: Cell::new(false),
         role: RefCell::new(None),
@@ -203,6 +214,13 @@ async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: 
         .into_function()
         .map_err(|e| match e {
             mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
+            // Lua's parser raises a runtime error, not a syntax error, when the block nests
+            // deeper than the C stack allows; mlua adds its traceback of C frames. The first
+            // line, at the block, is the message.
+            mlua::Error::RuntimeError(message) => {
+                let first = message.lines().next().unwrap_or_default();
+                RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
+            }
             other => lua::setup_error(ctx, other),
         })?;
     run_function(ctx, vm, f, ()).await
@@ -254,6 +272,7 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
             None => {
                 ctx.run.host.yield_now().await;
                 ctx.last_turn_ms.set(ctx.run.host.now_ms());
+                ctx.run.last_turn_ms.set(ctx.last_turn_ms.get());
                 ctx.run.check_cancelled();
             }
         }

@@ -14,12 +14,18 @@ local G, E = ...
 -- section entry binds only what its blocks use.
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
 local raw_set = rawset
-local type, tostring, next = type, tostring, next
+local type, tostring, next, select, unpack = type, tostring, next, select, table.unpack
 
-local ERR = { __name = 'error value' }
+-- Protected: a prompt that could reach this table could give it a `__gc`, and every error value
+-- made after that would be registered for finalization behind setmetatable's refusal (issue 10,
+-- attack catalog); or lend it to a table of its own to forge an Engine error of any kind.
+-- With the metatable protected, getmetatable no longer tells an error value: the Engine knows
+-- its own by this weak set.
+local ERR = { __name = 'error value', __metatable = 'error value' }
+local error_values = raw_setmetatable({}, { __mode = 'k' })
 ERR.__tostring = function(e) return e.message end
 local function text_of(x)
-  if raw_getmetatable(x) == ERR then return x.message end
+  if error_values[x] then return x.message end
   return x
 end
 ERR.__concat = function(a, b) return text_of(a) .. text_of(b) end
@@ -33,6 +39,7 @@ local function make_error(kind, message, fields)
   if fields then
     for k, v in next, fields do e[k] = v end
   end
+  error_values[e] = true
   return raw_setmetatable(e, ERR)
 end
 
@@ -146,7 +153,7 @@ string.format = function(fmt, ...)
       i = s + 2 + #spec
     end
   end
-  if args then return formatted(raw_pcall(raw_format, fmt, table.unpack(args, 1, n))) end
+  if args then return formatted(raw_pcall(raw_format, fmt, unpack(args, 1, n))) end
   return formatted(raw_pcall(raw_format, fmt, ...))
 end
 -- math.frexp of an infinity or NaN answers (x, 0), as C's frexp leaves the exponent unset there.
@@ -332,6 +339,7 @@ local core = {
   check = check, raise = raise, make_error = make_error, unavailable_table = unavailable_table,
   pcall = G.pcall, raw_pcall = raw_pcall, raw_error = raw_error, raw_setmetatable = raw_setmetatable,
   raw_set = raw_set, type = type, tostring = tostring, next = next, ipairs = ipairs, math_type = math.type,
+  find = raw_find,
   -- What a Pack prelude's environment offers (parts/preludes.lua).
   std = {
     assert = assert, error = raw_error, getmetatable = G.getmetatable, ipairs = ipairs, next = next,
@@ -364,7 +372,7 @@ return {
   has_preludes = function() return #check(E.preludes()) > 0 end,
   var_mt_fns = var_mt_fns,
   is_substitution_error = function(e) return substitution_errors[e] == true end,
-  is_error_value = function(e) return raw_getmetatable(e) == ERR end,
+  is_error_value = function(e) return error_values[e] == true end,
   make_error = make_error,
   model_infer = model_infer,
   -- What every suspending Engine function is (lua/ops.rs, `bind_suspending`): a tail call to the

@@ -33,7 +33,7 @@ const QUANTUM: u64 = 100_000;
 /// test host's clock stands still).
 const SLICE: u64 = 4_000_000;
 /// Host time between turns given to the host's event loop.
-const TURN_MS: f64 = 10.0;
+pub(crate) const TURN_MS: f64 = 10.0;
 /// Units allowed after a stop before Lua raises again (an error handler may run that long).
 const STOP_GRACE: lua_Integer = 1_000;
 
@@ -94,7 +94,8 @@ pub fn restart(lua: &Lua) -> mlua::Result<()> {
     drop(owner);
     ctx.instructions.set(0);
     ctx.since_yield.set(0);
-    ctx.last_turn_ms.set(ctx.run.host.now_ms());
+    // The host's last turn may lie several entries back (`RunShared::last_turn_ms`).
+    ctx.last_turn_ms.set(ctx.run.last_turn_ms.get());
     let ud = Rc::as_ptr(&ctx) as *mut c_void;
     let allowance = allowance(ctx.run.limits.instructions, 0);
     // SAFETY: `ud` points to the entry the app data keeps alive until after the state is closed;

@@ -9,7 +9,8 @@ local raw_setmetatable, type, tostring = core.raw_setmetatable, core.type, core.
 
 -- tasks: handles are read-only tables the Engine knows by id; results carry `ok`, `text`,
 -- `item`, `exhausted` and `error`, and `tostring` gives `text`.
-local RESULT = { __name = 'task result' }
+-- Protected, as bootstrap.lua's ERR: no prompt may give it a `__gc`.
+local RESULT = { __name = 'task result', __metatable = 'task result' }
 RESULT.__tostring = function(r) return r.text end
 local function wrap_result(r)
   local e = r.error

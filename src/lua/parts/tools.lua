@@ -6,7 +6,7 @@
 local G, E, core = ...
 local check, raise, make_error = core.check, core.raise, core.make_error
 local raw_setmetatable, raw_error, type, ipairs = core.raw_setmetatable, core.raw_error, core.type, core.ipairs
-local math_type = core.math_type
+local math_type, find = core.math_type, core.find
 
 -- tools and packs (chapter 002). Local tool handlers stay here, as Lua functions, and run on the
 -- calling coroutine under the Engine's pcall: a handler can suspend, and whatever it raises
@@ -48,7 +48,7 @@ tools.allow_tasks = function(targets)
       if type(t) ~= 'string' then
         raise('lua', 'tools.allow_tasks targets must be section heading strings, got ' .. (math_type(t) or type(t)))
       end
-      if not t:find('%S') then raise('lua', 'tools.allow_tasks targets must be non-empty section headings') end
+      if not find(t, '%S') then raise('lua', 'tools.allow_tasks targets must be non-empty section headings') end
       n = n + 1
     end
     if n == 0 then
