@@ -245,13 +245,13 @@ impl Resolver for Fixed {
     fn item(&self) -> Option<&Json> {
         Some(&self.item)
     }
-    fn var_field(&self, key: &str) -> Option<Json> {
-        match key {
-            "x" => Some(json!({ "a": [1, 2, { "b": "deep" }], "s": "text", "n": null })),
-            "list" => Some(json!(["a", "b"])),
-            "word" => Some(json!("w")),
-            _ => None,
-        }
+    fn var_at(&self, path: &[&str]) -> Option<Json> {
+        let var = json!({
+            "x": { "a": [1, 2, { "b": "deep" }], "s": "text", "n": null },
+            "list": ["a", "b"],
+            "word": "w",
+        });
+        runvil::subst::walk(&var, path).cloned()
     }
     fn sys_field(&self, key: &str) -> Option<Json> {
         (key == "id").then(|| json!(3))
