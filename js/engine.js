@@ -231,9 +231,20 @@ function guardModels(models) {
   return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, guardModel(fn)]));
 }
 
+/**
+ * The run's view of a host store. Every call also passes `run`, one object per run, as its last
+ * argument, and `end(run)` is called once the run is over: a store that keeps per-run state (the
+ * IndexedDB store holds a lock from open() to end()) can tell its runs apart (docs/store.md).
+ */
 function guardStore(store) {
-  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, args);
-  return { open: method('open'), read: method('read'), commit: method('commit') };
+  const run = {};
+  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, [...args, run]);
+  const end = () => {
+    if (typeof store.end !== 'function') return;
+    // Nothing waits for it and nothing it throws can change the outcome.
+    guarded("the store's end()", store.end, store, [run]).catch(() => {});
+  };
+  return { open: method('open'), read: method('read'), commit: method('commit'), end };
 }
 
 function checkUi(ui, defaultKind) {
@@ -418,6 +429,7 @@ export async function makeEngine(module, { uiKind }) {
       instance.dead = true;
       return instanceFailed(error, bridge.seed);
     } finally {
+      bridge.store?.end();
       instance.waiting.delete(onFail);
       instance.admitted -= ceiling;
       instance.running -= 1;

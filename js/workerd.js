@@ -6,6 +6,7 @@ import { loadModule } from './load.js';
 import { makeEngine } from './engine.js';
 
 export { memoryStore } from './store.js';
+export { indexedDbStore, deleteIndexedDbStore } from './idb-store.js';
 export { scriptedModel } from './models.js';
 export { openAIChatModel, wireToolName } from './openai.js';
 export { webPack, userInputPack, htmlToText, USER_INPUT_PRELUDE } from './packs.js';

@@ -120,6 +120,7 @@ function packageJson(version) {
     exports: {
       '.': { types: './index.d.ts', workerd: './workerd.js', default: './index.js' },
       './workerd': { types: './index.d.ts', default: './workerd.js' },
+      './worker': { types: './worker-client.d.ts', default: './worker-client.js' },
       './runvil_bg.wasm': './runvil_bg.wasm',
       './package.json': './package.json',
     },
@@ -127,6 +128,7 @@ function packageJson(version) {
     files: [
       'index.js', 'index.d.ts', 'workerd.js', 'cli.js', 'engine.js', 'load.js', 'store.js', 'models.js', 'packs.js', 'openai.js',
       'version.js', 'bindings.js', 'runvil_bg.wasm', 'README.md',
+      'idb-store.js', 'zip.js', 'worker.js', 'worker-client.js', 'worker-client.d.ts',
     ],
     engines: { node: '>=20' },
     sideEffects: false,

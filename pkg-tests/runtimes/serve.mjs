@@ -1,4 +1,5 @@
-// A tiny static server for the playground: /pkg/* from pkg/, everything else from www/.
+// A tiny static server for the playground: /pkg/* from pkg/, /pkg-tests/browser/* (test pages)
+// from there, everything else from www/.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -16,7 +17,7 @@ export function serve(root) {
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (path.includes('..')) return void res.writeHead(400).end();
-    const file = path.startsWith('/pkg/')
+    const file = path.startsWith('/pkg/') || path.startsWith('/pkg-tests/browser/')
       ? join(root, path)
       : join(root, 'www', path.endsWith('/') ? `${path}index.html` : path);
     try {
