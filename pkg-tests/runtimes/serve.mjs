@@ -1,5 +1,5 @@
 // A tiny static server for the playground: /pkg/* from pkg/, /pkg-tests/browser/* (test pages)
-// from there, everything else from www/.
+// from there, everything else from site/ (the built playground, tools/build-site.mjs).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -10,6 +10,9 @@ const TYPES = {
   '.json': 'application/json',
   '.wasm': 'application/wasm',
   '.ts': 'text/plain; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.png': 'image/png',
 };
 
 /** Starts the server on a free 127.0.0.1 port; resolves to { url, close }. */
@@ -19,7 +22,7 @@ export function serve(root) {
     if (path.includes('..')) return void res.writeHead(400).end();
     const file = path.startsWith('/pkg/') || path.startsWith('/pkg-tests/browser/')
       ? join(root, path)
-      : join(root, 'www', path.endsWith('/') ? `${path}index.html` : path);
+      : join(root, 'site', path.endsWith('/') ? `${path}index.html` : path);
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
