@@ -269,7 +269,7 @@ export interface IndexedDbStore extends Store {
   /** Deletes every file and directory. */
   clear(): Promise<void>;
   /** Adds or replaces files in one transaction (a File's path: its webkitRelativePath, else its name). */
-  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | File>): Promise<void>;
+  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | Blob>): Promise<void>;
   /** The files (all, or the given paths) as a zip file with stored entries. */
   zip(paths?: string[]): Promise<Uint8Array>;
   /** Closes the database connection; the store cannot be used afterwards. */
@@ -277,10 +277,22 @@ export interface IndexedDbStore extends Store {
 }
 
 /** Opens (creating on first use) the IndexedDB store called `name`. Browsers and workers. */
-export function indexedDbStore(name: string, options?: { indexedDB?: IDBFactory; readOnly?: boolean }): Promise<IndexedDbStore>;
+export function indexedDbStore(name: string, options?: {
+  /** Default: `globalThis.indexedDB` (an `IDBFactory`). */
+  indexedDB?: IndexedDbFactory;
+  readOnly?: boolean;
+  /** What each batch's transaction asks for; default `'strict'` (on disk before the batch counts as done). */
+  durability?: 'strict' | 'relaxed' | 'default';
+}): Promise<IndexedDbStore>;
+
+/** The part of `IDBFactory` the store uses (typed structurally, so non-DOM type checks pass). */
+export interface IndexedDbFactory {
+  open(name: string, version?: number): unknown;
+  deleteDatabase(name: string): unknown;
+}
 
 /** Deletes the IndexedDB database behind the store called `name`. */
-export function deleteIndexedDbStore(name: string, options?: { indexedDB?: IDBFactory }): Promise<void>;
+export function deleteIndexedDbStore(name: string, options?: { indexedDB?: IndexedDbFactory }): Promise<void>;
 
 // ---- reference Packs ------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { ROOT, SMOKE_RESULT, smokeSource } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
+import { buildSite } from '../tools/build-site.mjs';
 
 const BIN = join(ROOT, 'node_modules/.bin');
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,6 +30,7 @@ function freePort() {
 
 test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }, async (t) => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt package chromium; ./build.sh setup installs it)`);
+  await buildSite();
   const site = await serve(ROOT);
   t.after(site.close);
   const profile = mkdtempSync(join(tmpdir(), 'runvil-chromium-'));

@@ -12,3 +12,9 @@ const ai: ModelFn = openAIChatModel({ baseURL: 'http://127.0.0.1:1/v1', model: '
 const counted: ModelFn = async (req) => { req.emit?.('model_note', { n: 1 }); return { content: wireToolName('x'), finish_reason: 'content_filter', usage: { input_tokens: 1, output_tokens: 2, cached_tokens: 0 }, reasoning_content: 'r' }; };
 const totals: UsageTotals | undefined = o.usage?.default;
 console.log(ai, counted, totals?.calls);
+// issue 11: the IndexedDB store and runvil/worker.
+import { indexedDbStore, type IndexedDbStore } from '../../pkg/index.js';
+import { createEngine as createWorkerEngine, memoryStore as workerMemoryStore, type WorkerEngine } from '../../pkg/worker-client.js';
+const openIdb: (name: string) => Promise<IndexedDbStore> = (name) => indexedDbStore(name, { durability: 'strict' });
+const startWorker: () => Promise<WorkerEngine> = () => createWorkerEngine({ wasm: 'runvil_bg.wasm' });
+console.log(openIdb, startWorker, workerMemoryStore({ a: 'b' }).kind);
