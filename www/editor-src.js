@@ -4,6 +4,7 @@ import { EditorView, basicSetup } from 'codemirror';
 import { EditorState, StateEffect, StateField, RangeSet } from '@codemirror/state';
 import { Decoration, keymap, gutter, GutterMarker } from '@codemirror/view';
 import { markdown } from '@codemirror/lang-markdown';
+import { yamlFrontmatter } from '@codemirror/lang-yaml';
 import { StreamLanguage } from '@codemirror/language';
 import { lua } from '@codemirror/legacy-modes/mode/lua';
 
@@ -59,7 +60,8 @@ export function createEditor(parent, { doc, onRun, onCancel, onChange }) {
           { key: 'Escape', run: () => { onCancel(); return false; } },
         ]),
         basicSetup,
-        markdown({ codeLanguages: (info) => (/^lua\b/.test(info) ? luaLanguage : null) }),
+        // YAML frontmatter, then Markdown whose ```lua fences are Lua.
+        yamlFrontmatter({ content: markdown({ codeLanguages: (info) => (/^lua\b/.test(info) ? luaLanguage : null) }) }),
         errorField,
         errorGutter,
         EditorView.lineWrapping,
