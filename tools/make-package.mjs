@@ -128,7 +128,7 @@ function packageJson(version) {
     files: [
       'index.js', 'index.d.ts', 'workerd.js', 'cli.js', 'engine.js', 'load.js', 'store.js', 'models.js', 'packs.js', 'openai.js',
       'version.js', 'bindings.js', 'runvil_bg.wasm', 'README.md',
-      'idb-store.js', 'zip.js', 'worker.js', 'worker-client.js', 'worker-client.d.ts',
+      'idb-store.js', 'zip.js', 'worker.js', 'worker-rpc.js', 'worker-client.js', 'worker-client.d.ts',
     ],
     engines: { node: '>=20' },
     sideEffects: false,
