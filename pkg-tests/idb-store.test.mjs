@@ -3,7 +3,7 @@
 // few transactions, storage failures become Vfs errors, two tabs take turns, and a browser killed
 // mid-run leaves a prefix of the run's batches (50 seeded kill points). A missing Chromium is a
 // failure, never a skip.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine, memoryStore } from '../pkg/index.js';
 import { ROOT, luaPrompt } from './helpers.mjs';
@@ -11,6 +11,7 @@ import { serve } from './runtimes/serve.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
 const site = await serve(ROOT);
+after(() => site.close());
 const PAGE = `${site.url}/pkg-tests/browser/idb.html`;
 
 async function openPage(browser) {
@@ -245,7 +246,7 @@ const KILL_TRIALS = 50;
 const KILL_MODE = process.env.RUNVIL_KILL_MODE ?? 'renderer';
 const KILL_SEED = Number(process.env.RUNVIL_KILL_SEED ?? 20261130);
 
-test(`a browser killed mid-run leaves a prefix of the run's batches (${KILL_TRIALS} seeded kill points)`, { timeout: 900_000 }, async (t) => {
+test(`a tab killed mid-run (${KILL_MODE === 'browser' ? 'the whole browser' : 'its renderer process'}) leaves a prefix of the run's batches (${KILL_TRIALS} seeded kill points)`, { timeout: 900_000 }, async (t) => {
   const snapshots = await referenceSnapshots();
   const batches = snapshots.length - 1;
   assert.equal(batches, 8);

@@ -33,7 +33,9 @@ export function serve(root) {
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((done) => server.close(done)) });
+      // Keep-alive connections of a browser that is gone would hold close() open.
+      const close = () => new Promise((done) => { server.close(done); server.closeAllConnections(); });
+      resolve({ url: `http://127.0.0.1:${port}`, close });
     });
   });
 }
