@@ -1,8 +1,8 @@
 // indexedDbStore in real headless Chromium (Debian's chromium, driven by playwright-core): files
 // persist across a reload and a browser restart on the same profile, a run's changes go out in a
-// few transactions, storage failures become Vfs errors, two tabs take turns, and a browser killed
-// mid-run leaves a prefix of the run's batches (50 seeded kill points). A missing Chromium is a
-// failure, never a skip.
+// few transactions, storage failures become Vfs errors, two tabs take turns, and a tab whose
+// renderer is killed mid-run leaves a prefix of the run's batches (50 seeded kill points; see
+// KILL_MODE for the whole-browser SIGKILL). A missing Chromium is a failure, never a skip.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine, memoryStore } from '../pkg/index.js';
