@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$PWD
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
-APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium)
+APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium unzip)
 WASM_GZIP_BUDGET=485000
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -4,6 +4,9 @@
 // renderer is killed mid-run leaves a prefix of the run's batches (50 seeded kill points; see
 // KILL_MODE for the whole-browser SIGKILL). A missing Chromium is a failure, never a skip.
 import { test, after } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { createEngine, memoryStore } from '../pkg/index.js';
 import { ROOT, luaPrompt } from './helpers.mjs';
@@ -71,6 +74,17 @@ test('files persist across a reload and across a browser restart on the same pro
       return engine.run(src, { store, seed: 2 });
     }, luaPrompt("return tostring(store.exists('empty')) .. ' ' .. store.read('out/report.md')"));
     assert.deepEqual(again, { ok: true, result: 'true report: seeded by the host', seed: '2' });
+    // The download: a zip any unzip tool reads, with the exact bytes.
+    const zip = await browser.page.evaluate(async () => {
+      const store = await runvil.indexedDbStore('persist');
+      return [...await store.zip()];
+    });
+    const file = join(profile.dir, 'files.zip');
+    writeFileSync(file, Uint8Array.from(zip));
+    assert.match(execFileSync('unzip', ['-t', file], { encoding: 'utf8' }), /No errors detected/);
+    assert.equal(execFileSync('unzip', ['-p', file, 'out/report.md'], { encoding: 'utf8' }), 'report: seeded by the host');
+    assert.deepEqual([...execFileSync('unzip', ['-p', file, 'raw.bin'])], [0xff, 0]);
+    assert.deepEqual(execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n'), ['notes/seed.txt', 'out/report.md', 'raw.bin']);
   } finally {
     await browser.close();
   }
