@@ -6,13 +6,14 @@
 #   test     build, lint, then native `cargo test`, then every package test (node --test pkg-tests/)
 #   example  build, then run examples/hello.md through the CLI with a scripted (offline) model
 #   bench    build, then node bench/run.mjs
+#   playground  build, then serve the playground (site/) on 127.0.0.1 and print its URL
 # Every step skips what is already in place, so re-running is cheap.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$PWD
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
-APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium)
+APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium unzip)
 WASM_GZIP_BUDGET=489000
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -139,6 +140,8 @@ cmd_build() {
   node_modules/.bin/wasm-opt --low-memory-unused -Oz --gufa -Oz --converge --strip-debug --strip-producers "$tmp/runvil_bg.wasm" -o "$tmp/runvil_bg.opt.wasm"
   mv "$tmp/runvil_bg.opt.wasm" "$tmp/runvil_bg.wasm"
   node tools/make-package.mjs "$tmp" "$PKG"
+  log "node tools/build-site.mjs (the playground, into site/)"
+  node tools/build-site.mjs
   size_line "raw cargo output (runvil.wasm)" "$raw"
   size_line "pkg/runvil_bg.wasm (bound + wasm-opt -Oz)" "$PKG/runvil_bg.wasm"
   # The size budget: issue 8 set 470,000 gzip; control flow, issue 10 and the work budget came to
@@ -194,6 +197,7 @@ case "${1:-build}" in
   test) cmd_test ;;
   example) cmd_example ;;
   bench) cmd_bench ;;
-  -h | --help | help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench)" ;;
+  playground) cmd_build && node tools/build-site.mjs --serve ;;
+  -h | --help | help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench | playground)" ;;
 esac

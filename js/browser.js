@@ -4,7 +4,7 @@
 // `new URL('./runvil_bg.wasm', import.meta.url)`, the pattern Vite, webpack, Parcel and Rollup's
 // URL plugins follow: they emit the file as an asset and rewrite the URL.
 import { engineOptions, loadModule } from './load.js';
-import { makeEngine } from './engine.js';
+import { makeEngine, hostUiKind } from './engine.js';
 
 export * from './public.js';
 
@@ -35,5 +35,5 @@ async function defaultModule() {
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url);
-  return makeEngine(module, { uiKind: typeof globalThis.document === 'undefined' ? 'server' : 'browser' });
+  return makeEngine(module, { uiKind: hostUiKind() });
 }

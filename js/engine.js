@@ -232,9 +232,20 @@ function guardModels(models) {
   return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, guardModel(fn)]));
 }
 
+/**
+ * The run's view of a host store. Every call also passes `run`, one object per run, as its last
+ * argument, and `end(run)` is called once the run is over: a store that keeps per-run state (the
+ * IndexedDB store holds a lock from open() to end()) can tell its runs apart (docs/store.md).
+ */
 function guardStore(store) {
-  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, args);
-  return { open: method('open'), read: method('read'), commit: method('commit') };
+  const run = {};
+  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, [...args, run]);
+  const end = () => {
+    if (typeof store.end !== 'function') return;
+    // Nothing waits for it and nothing it throws can change the outcome.
+    guarded("the store's end()", store.end, store, [run]).catch(() => {});
+  };
+  return { open: method('open'), read: method('read'), commit: method('commit'), end };
 }
 
 function checkUi(ui, defaultKind) {
@@ -421,6 +432,7 @@ export async function makeEngine(module, { uiKind }) {
       instance.dead = true;
       return instanceFailed(error, bridge.seed);
     } finally {
+      bridge.store?.end();
       instance.waiting.delete(onFail);
       instance.admitted -= ceiling;
       instance.running -= 1;
@@ -431,4 +443,15 @@ export async function makeEngine(module, { uiKind }) {
   // recovery path can be tested against the real module. Not part of the public API.
   const debugTrap = () => live.bindings.debugTrap();
   return Object.freeze({ run, engineVersion, [Symbol.for('runvil.debugTrap')]: debugTrap });
+}
+
+/**
+ * The ui kind a browser-side entry reports: `browser` in a page or in a worker a page started
+ * (Deno's workers also have WorkerGlobalScope, but are servers), else `server`.
+ */
+export function hostUiKind() {
+  if (typeof globalThis.document !== 'undefined') return 'browser';
+  const inWorker = typeof globalThis.WorkerGlobalScope === 'function' && globalThis instanceof globalThis.WorkerGlobalScope
+    && typeof globalThis.Deno === 'undefined' && typeof globalThis.process === 'undefined';
+  return inWorker ? 'browser' : 'server';
 }

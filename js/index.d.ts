@@ -283,6 +283,54 @@ export function memoryStore(
   options?: { readOnly?: boolean },
 ): MemoryStore;
 
+/**
+ * A store kept in the browser's IndexedDB (database `runvil-store:<name>`): each batch of a run is
+ * one strict-durability transaction, done before `engine.run` resolves; runs take turns through
+ * the Web Lock of the same name. Storage failures reach the run as `Vfs` errors (docs/store.md).
+ */
+export interface IndexedDbStore extends Store {
+  readonly kind: 'indexeddb';
+  readonly name: string;
+  readonly readOnly: boolean;
+  /** True where the Web Locks API serializes runs across tabs and workers; false: within this page only. */
+  readonly locksAcrossTabs: boolean;
+  /** Called by the engine when a run ends: releases the run's lock. */
+  end(run?: object): Promise<void>;
+  list(): Promise<string[]>;
+  /** Every file with its size in bytes, sorted by path. */
+  entries(): Promise<{ path: string; size: number }[]>;
+  /** The file's bytes, or undefined. */
+  readBytes(path: string): Promise<Uint8Array | undefined>;
+  /** Deletes files (and kept directories), in one transaction. */
+  delete(...paths: string[]): Promise<void>;
+  /** Deletes every file and directory. */
+  clear(): Promise<void>;
+  /** Adds or replaces files in one transaction (a File's path: its webkitRelativePath, else its name). */
+  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | Blob>): Promise<void>;
+  /** The files (all, or the given paths) as a zip file with stored entries. */
+  zip(paths?: string[]): Promise<Uint8Array>;
+  /** Closes the database connection; the store cannot be used afterwards. */
+  close(): void;
+}
+
+/** Opens (creating on first use) the IndexedDB store called `name`. Browsers and workers. */
+export function indexedDbStore(name: string, options?: {
+  /** Default: `globalThis.indexedDB` (an `IDBFactory`). */
+  indexedDB?: IndexedDbFactory;
+  readOnly?: boolean;
+  /** What each batch's transaction asks for; default `'strict'` (on disk before the batch counts as done). */
+  durability?: 'strict' | 'relaxed' | 'default';
+}): Promise<IndexedDbStore>;
+
+/** The part of `IDBFactory` the store uses (typed structurally, so non-DOM type checks pass). */
+export interface IndexedDbFactory {
+  open(name: string, version?: number): unknown;
+  deleteDatabase(name: string): unknown;
+}
+
+/** Deletes the IndexedDB database behind the store called `name`. */
+export function deleteIndexedDbStore(name: string, options?: { indexedDB?: IndexedDbFactory }): Promise<void>;
+
 // ---- reference Packs ------------------------------------------------------------------------
 
 /** The runvil/user-input prelude (defines `input.ask()`), as the language reference gives it. */

@@ -4,7 +4,7 @@
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
 import { engineOptions, loadModule } from './load.js';
-import { makeEngine } from './engine.js';
+import { makeEngine, hostUiKind } from './engine.js';
 
 export * from './public.js';
 export { directoryStore } from './directory-store.js';
@@ -46,5 +46,5 @@ async function defaultModule() {
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url, { readFile });
-  return makeEngine(module, { uiKind: typeof globalThis.document === 'undefined' ? 'server' : 'browser' });
+  return makeEngine(module, { uiKind: hostUiKind() });
 }

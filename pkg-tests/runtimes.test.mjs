@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { ROOT, SMOKE_RESULT, smokeSource } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
+import { buildSite } from '../tools/build-site.mjs';
 
 const BIN = join(ROOT, 'node_modules/.bin');
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,6 +30,7 @@ function freePort() {
 
 test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }, async (t) => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt package chromium; ./build.sh setup installs it)`);
+  await buildSite();
   const site = await serve(ROOT);
   t.after(site.close);
   const profile = mkdtempSync(join(tmpdir(), 'runvil-chromium-'));
@@ -48,14 +50,20 @@ test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }
   page.on('pageerror', (error) => errors.push(error.message));
   await page.goto(`${site.url}/`);
   await page.waitForSelector('#output[data-state="ready"]', { timeout: 30_000 });
-  await page.fill('#source', source);
+  // The playground's editor is CodeMirror: the prompt goes in through its page hook.
+  await page.evaluate((text) => window.playground.setSource(text), source);
   await page.fill('#args', '');
+  await page.fill('#seed', '');
   await page.click('#run');
   await page.waitForSelector('#output[data-state="done"], #output[data-state="error"]', { timeout: 30_000 });
   assert.equal(await page.textContent('#output'), SMOKE_RESULT);
   assert.deepEqual(errors, []);
-  // The default ui kind in a page is 'browser' (document exists).
-  assert.equal(await page.evaluate(() => typeof document), 'object');
+  // The playground runs the engine in a worker (runvil/worker), where ui.kind is 'browser' too.
+  await page.evaluate(() => {
+    window.playground.setSource('# K\n\n## Main\n\n```lua\nreturn ui.kind\n```\n');
+    return window.playground.run();
+  });
+  assert.equal(await page.textContent('#output'), 'browser');
 });
 
 test('workerd: the runvil/workerd entry runs the smoke prompt', { timeout: 120_000 }, async (t) => {

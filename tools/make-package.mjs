@@ -135,6 +135,8 @@ export const ENTRIES = {
   './inline': [['types', './index.d.ts'], ['default', './inline.js']],
   './browser': [['types', './index.d.ts'], ['default', './browser.js']],
   './node': [['types', './node.d.ts'], ['default', './index.js']],
+  // The engine in a Web Worker, driven from the page (docs/worker.md).
+  './worker': [['types', './worker-client.d.ts'], ['default', './worker-client.js']],
   './runvil_bg.wasm': [['default', './runvil_bg.wasm']],
   './package.json': [['default', './package.json']],
 };

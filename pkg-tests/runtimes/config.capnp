@@ -18,6 +18,8 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/bindings.js", esModule = embed "../../pkg/bindings.js"),
     (name = "pkg/public.js", esModule = embed "../../pkg/public.js"),
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
+    (name = "pkg/idb-store.js", esModule = embed "../../pkg/idb-store.js"),
+    (name = "pkg/zip.js", esModule = embed "../../pkg/zip.js"),
     (name = "pkg/models.js", esModule = embed "../../pkg/models.js"),
     (name = "pkg/packs.js", esModule = embed "../../pkg/packs.js"),
     (name = "pkg/openai.js", esModule = embed "../../pkg/openai.js"),

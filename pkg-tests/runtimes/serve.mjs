@@ -1,4 +1,5 @@
-// A tiny static server for the playground: /pkg/* from pkg/, everything else from www/.
+// A tiny static server for the playground: /pkg/* from pkg/, /pkg-tests/browser/* (test pages)
+// from there, everything else from site/ (the built playground, tools/build-site.mjs).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -9,6 +10,9 @@ const TYPES = {
   '.json': 'application/json',
   '.wasm': 'application/wasm',
   '.ts': 'text/plain; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.png': 'image/png',
 };
 
 /** Starts the server on a free 127.0.0.1 port; resolves to { url, close }. */
@@ -16,9 +20,9 @@ export function serve(root) {
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (path.includes('..')) return void res.writeHead(400).end();
-    const file = path.startsWith('/pkg/')
+    const file = path.startsWith('/pkg/') || path.startsWith('/pkg-tests/browser/')
       ? join(root, path)
-      : join(root, 'www', path.endsWith('/') ? `${path}index.html` : path);
+      : join(root, 'site', path.endsWith('/') ? `${path}index.html` : path);
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
@@ -29,7 +33,9 @@ export function serve(root) {
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((done) => server.close(done)) });
+      // Keep-alive connections of a browser that is gone would hold close() open.
+      const close = () => new Promise((done) => { server.close(done); server.closeAllConnections(); });
+      resolve({ url: `http://127.0.0.1:${port}`, close });
     });
   });
 }

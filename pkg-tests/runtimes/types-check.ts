@@ -17,3 +17,9 @@ import { aiSdkModel, type AiSdkLanguageModel } from '../../pkg/index.js';
 const lm: AiSdkLanguageModel = { specificationVersion: 'v2', provider: 'p', modelId: 'm', doGenerate: async (o: { prompt: unknown[] }) => o.prompt, doStream: async () => ({}) };
 const viaSdk: ModelFn = aiSdkModel(lm, { stream: true, callOptions: { temperature: 0, providerOptions: { p: { x: 1 } } }, maxRetries: 1, onRetry: (i) => i.reason, unknownToolRetries: 0 });
 console.log(viaSdk);
+// issue 11: the IndexedDB store and runvil/worker.
+import { indexedDbStore, type IndexedDbStore } from '../../pkg/index.js';
+import { createEngine as createWorkerEngine, memoryStore as workerMemoryStore, type WorkerEngine } from '../../pkg/worker-client.js';
+const openIdb: (name: string) => Promise<IndexedDbStore> = (name) => indexedDbStore(name, { durability: 'strict' });
+const startWorker: () => Promise<WorkerEngine> = () => createWorkerEngine({ wasm: 'runvil_bg.wasm' });
+console.log(openIdb, startWorker, workerMemoryStore({ a: 'b' }).kind);

@@ -1,0 +1,133 @@
+/* @ts-self-types="./worker-client.d.ts" */
+// runvil/worker: the whole engine.run API for a page, with the engine in a Web Worker, so a long
+// Lua block never freezes the page and cancelling is a message away. Everything else (stores,
+// models, Packs, version) is the default entry's, re-exported.
+//
+//   import { createEngine, indexedDbStore } from 'runvil/worker';
+//   const engine = await createEngine();            // starts worker.js
+//   await engine.run(source, { models, packs, store, onEvent, signal });
+//   engine.terminate();                             // ends the worker
+import { Peer } from './worker-rpc.js';
+
+export * from './browser.js';
+
+function randomSeed() {
+  return globalThis.crypto.getRandomValues(new BigUint64Array(1))[0].toString();
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * What crosses for a store: an IndexedDB store by name (the worker opens it there), any other
+ * store as its bridge methods, bound to it, called back in the page.
+ */
+function storeDescription(store) {
+  if (store === undefined) return undefined;
+  if (store && typeof store === 'object' && store.kind === 'indexeddb' && typeof store.name === 'string') {
+    return { $indexedDb: store.name, readOnly: Boolean(store.readOnly) };
+  }
+  if (store && typeof store === 'object') {
+    const bridge = {};
+    for (const method of ['open', 'read', 'commit', 'end']) {
+      if (typeof store[method] === 'function') bridge[method] = store[method].bind(store);
+    }
+    return bridge;
+  }
+  return store;
+}
+
+/**
+ * @param {{ worker?: Worker, wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
+ *   `worker`: a Worker already running this package's worker.js (e.g. from a bundler); default: a
+ *   module worker started from worker.js next to this file. `wasm`: as for the default entry.
+ */
+export async function createEngine(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('createEngine: options must be an object');
+  let { worker, wasm } = options;
+  if (wasm instanceof URL) wasm = wasm.href;
+  else if (typeof wasm === 'string') wasm = new URL(wasm, globalThis.location?.href ?? import.meta.url).href;
+  worker ??= new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'runvil engine' });
+
+  const runs = new Map();
+  let nextRun = 1;
+  let fatal = null;
+  let ready;
+  const started = new Promise((resolve, reject) => { ready = { resolve, reject }; });
+  const peer = new Peer(worker, {
+    onMessage(message) {
+      if (message.type === 'loaded') peer.post({ type: 'init', wasm });
+      else if (message.type === 'ready') ready.resolve(message.engineVersion);
+      else if (message.type === 'failed') ready.reject(new Error(message.message));
+      else if (message.type === 'done' || message.type === 'rejected') runs.get(message.id)?.(message);
+    },
+  });
+  worker.addEventListener('error', (event) => {
+    fatal = new Error(`runvil worker failed: ${event.message ?? 'the worker script could not run'}`);
+    ready.reject(fatal);
+    for (const finish of runs.values()) finish({ type: 'fatal' });
+  });
+  worker.start?.();
+  const engineVersion = await started;
+
+  async function run(source, runOptions) {
+    if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
+    if (runOptions === undefined) runOptions = {};
+    if (runOptions === null || typeof runOptions !== 'object' || Array.isArray(runOptions)) {
+      throw new TypeError(`engine.run: options must be an object (got ${describe(runOptions)})`);
+    }
+    if (fatal) throw fatal;
+    const id = nextRun++;
+    const scope = peer.scope(id);
+    const options = { ...runOptions };
+    // The seed is chosen here when the caller gives none, so an outcome is known even for a run
+    // the worker never answers (terminate()).
+    if (options.seed === undefined) options.seed = randomSeed();
+    if ('store' in options) options.store = storeDescription(options.store);
+    const modelsChooser = typeof options.models === 'function';
+    let message;
+    try {
+      message = { type: 'run', id, source, modelsChooser, options: peer.encode(options, scope) };
+    } catch (error) {
+      peer.release(scope);
+      throw new TypeError(`engine.run: the options cannot be sent to the worker (${error?.message ?? error})`);
+    }
+    const settled = new Promise((resolve) => runs.set(id, (answer) => resolve({ ...answer, seed: options.seed })));
+    try {
+      peer.post(message);
+    } catch (error) {
+      runs.delete(id);
+      peer.release(scope);
+      throw new TypeError(`engine.run: the options cannot be sent to the worker (${error?.message ?? error})`);
+    }
+    const answer = await settled;
+    runs.delete(id);
+    peer.release(scope);
+    if (answer.type === 'done') return answer.outcome;
+    if (answer.type === 'fatal') throw fatal;
+    if (answer.type === 'terminated') {
+      return { ok: false, error: { kind: 'Cancelled', message: 'the engine worker was terminated' }, seed: String(answer.seed) };
+    }
+    const ErrorType = answer.name === 'TypeError' ? TypeError : Error;
+    throw new ErrorType(answer.message);
+  }
+
+  return Object.freeze({
+    run,
+    engineVersion,
+    /** The Worker running the engine. */
+    worker,
+    /** Ends the worker at once; runs in flight end `Cancelled` (their last batch may not have landed). */
+    terminate() {
+      worker.terminate();
+      fatal ??= new Error('runvil worker: the engine was terminated');
+      for (const finish of runs.values()) finish({ type: 'terminated' });
+    },
+  });
+}
+
+/** The same as createEngine: named for pages that also import the default entry's createEngine. */
+export const createWorkerEngine = createEngine;

@@ -1,0 +1,99 @@
+// runvil/worker in real headless Chromium: the engine runs in a Web Worker and the page gets the
+// whole engine.run API (models, Pack calls, input.ask, stores, onEvent, AbortSignal) over
+// postMessage. A missing Chromium is a failure, never a skip.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ROOT, luaPrompt } from './helpers.mjs';
+import { serve } from './runtimes/serve.mjs';
+import { launchChromium, tempProfile } from './browser/chromium.mjs';
+
+const site = await serve(ROOT);
+const profile = tempProfile();
+const browser = await launchChromium(profile.dir);
+after(async () => {
+  await browser.close();
+  profile.remove();
+  await site.close();
+});
+const { page } = browser;
+const errors = [];
+page.on('pageerror', (error) => errors.push(error.message));
+await page.goto(`${site.url}/pkg-tests/browser/worker.html`);
+await page.waitForSelector('body[data-ready="yes"]', { state: 'attached', timeout: 30_000 });
+
+test('the engine runs in a worker, and ui.kind reads browser there', async () => {
+  const outcome = await page.evaluate((src) => engine.run(src, { seed: 1, args: 'x' }), luaPrompt("return ui.kind .. ' ' .. args .. ' ' .. tostring(ui.interactive)"));
+  assert.deepEqual(outcome, { ok: true, result: 'browser x false', seed: '1' });
+  assert.equal(await page.evaluate(() => engine.worker instanceof Worker), true);
+  assert.equal(await page.evaluate(() => engine.engineVersion === runvil.version), true);
+});
+
+test('models, Pack tools, onEvent and a page store cross over', async () => {
+  const src = '---\nmodels:\n  default: {}\n---\n# W\n\n## Main\n\nSay hi.\n\n```lua\nlocal said = models.infer(prose)\nlocal n = tools.call("demo/double", { n = 21 })\nstore.write("out.txt", said .. " " .. n)\nreturn said .. " " .. n\n```\n';
+  const result = await page.evaluate(async (src) => {
+    const store = runvil.memoryStore();
+    const events = [];
+    const requests = [];
+    const outcome = await engine.run(src, {
+      seed: 2,
+      signal: new AbortController().signal,
+      store,
+      models: { default: async (request) => { requests.push({ role: request.role, text: request.messages.at(-1).content, aborted: request.signal.aborted }); return { content: 'hello', finish_reason: 'stop' }; } },
+      packs: [{ name: 'demo', description: 'd', tools: [{ name: 'double', description: 'doubles', parameters: { type: 'object' }, trust: 'trusted', call: async (args, ctx) => ({ doubled: args.n * 2, caller: ctx.caller, signal: ctx.signal instanceof AbortSignal }) }] }],
+      onEvent: (e) => events.push(e.event),
+    });
+    return { outcome, requests, file: await store.read('out.txt'), events };
+  }, src);
+  assert.deepEqual(result.outcome, { ok: true, result: 'hello {"doubled":42,"caller":"script","signal":true}', seed: '2' });
+  assert.deepEqual(result.requests, [{ role: 'default', text: 'Say hi.', aborted: false }]);
+  assert.equal(result.file, 'hello {"doubled":42,"caller":"script","signal":true}');
+  assert.equal(result.events[0], 'run_started');
+  assert.equal(result.events.at(-1), 'run_finished');
+  assert.ok(result.events.includes('section_started'));
+});
+
+test('input.ask is answered by the page; misuse rejects with the same TypeError', async () => {
+  const outcome = await page.evaluate((src) => engine.run(src, {
+    seed: 3, packs: [runvil.userInputPack({ ask: async () => 'from the page' })],
+  }), '---\nuses: [user-input]\n---\n# A\n\n## Main\n\n```lua\nreturn "got " .. input.ask()\n```\n');
+  assert.deepEqual(outcome, { ok: true, result: 'got from the page', seed: '3' });
+  const misuse = await page.evaluate(async () => {
+    try {
+      await engine.run('# x', { models: { default: 'not a function' } });
+      return 'resolved';
+    } catch (error) {
+      return `${error.constructor.name}: ${error.message}`;
+    }
+  });
+  assert.equal(misuse, 'TypeError: engine.run: models.default must be a function (got a string)');
+});
+
+test('an IndexedDB store is used from the worker and its files are there for the page', async () => {
+  const result = await page.evaluate(async (src) => {
+    const store = await runvil.indexedDbStore('from-worker');
+    const outcome = await engine.run(src, { store, seed: 4 });
+    return { outcome, files: await store.list(), text: await store.read('a/b.txt') };
+  }, luaPrompt("store.write('a/b.txt', 'written in the worker')\nreturn #store.glob('**')"));
+  assert.deepEqual(result, { outcome: { ok: true, result: '1', seed: '4' }, files: ['a/b.txt'], text: 'written in the worker' });
+});
+
+test('cancel stops an endless loop while the page stays responsive', async (t) => {
+  await page.evaluate((src) => {
+    window.longTasks.length = 0;
+    window.controller = new AbortController();
+    window.running = engine.run(src, { seed: 5, signal: window.controller.signal, limits: { instructions: 1e12 } });
+  }, luaPrompt('while true do end'));
+  // While the worker loops, the page answers: each evaluate needs the main thread.
+  for (let i = 0; i < 5; i++) assert.equal(await page.evaluate((n) => n + 1, i), i + 1);
+  assert.equal(await page.evaluate(() => Promise.race([window.running.then(() => 'ended'), new Promise((r) => setTimeout(r, 0, 'running'))])), 'running');
+  const outcome = await page.evaluate(() => { window.controller.abort(); return window.running; });
+  assert.equal(outcome.ok, false);
+  assert.equal(outcome.error.kind, 'Cancelled');
+  assert.equal(outcome.seed, '5');
+  // Reported, not asserted (the machine is noisy): main-thread tasks over 50 ms during the run.
+  const longTasks = await page.evaluate(() => window.longTasks.slice());
+  t.diagnostic(`main-thread long tasks while the worker looped: ${longTasks.length} ${JSON.stringify(longTasks.map(Math.round))}`);
+  // The engine is still usable afterwards.
+  assert.deepEqual(await page.evaluate((src) => engine.run(src, { seed: 6 }), luaPrompt("return 'again'")), { ok: true, result: 'again', seed: '6' });
+  assert.deepEqual(errors, []);
+});
