@@ -23,6 +23,14 @@ export interface AbortSignalLike {
 /** The host's `AbortSignal` when its lib declares one, else `AbortSignalLike`. */
 export type HostAbortSignal = HostInstance<'AbortSignal', AbortSignalLike>;
 
+/** A `Blob` or `File` as far as `indexedDbStore`'s import reads one. */
+export interface BlobLike {
+  readonly size: number;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+/** The host's `Blob` when its lib declares one, else `BlobLike`. */
+export type HostBlob = HostInstance<'Blob', BlobLike>;
+
 /** A compiled `WebAssembly.Module` (opaque; TypeScript's own declaration is an empty interface too). */
 export interface WasmModule {}
 
@@ -306,7 +314,7 @@ export interface IndexedDbStore extends Store {
   /** Deletes every file and directory. */
   clear(): Promise<void>;
   /** Adds or replaces files in one transaction (a File's path: its webkitRelativePath, else its name). */
-  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | Blob>): Promise<void>;
+  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | HostBlob>): Promise<void>;
   /** The files (all, or the given paths) as a zip file with stored entries. */
   zip(paths?: string[]): Promise<Uint8Array>;
   /** Closes the database connection; the store cannot be used afterwards. */
