@@ -3,44 +3,15 @@
 //! samples. Issue 9's goal for an entry is at most 2x the bare state. The wasm figures come from
 //! `node bench/entries.mjs`; this native bench is for profiling (`perf record` on it).
 
-use futures::future::LocalBoxFuture;
+mod common;
+use common::InstantHost;
 use mlua::{Lua, LuaOptions, StdLib};
-use runvil::{Host, RunOptions};
-use serde_json::Value as Json;
+use runvil::RunOptions;
 use std::rc::Rc;
 use std::time::Instant;
 
 const SECTIONS: usize = 200;
 const SAMPLES: usize = 9;
-
-/// A host that answers nothing: the prompt only runs Lua.
-struct QuietHost;
-
-impl Host for QuietHost {
-    fn emit(&self, _event: Json) {}
-    fn now_ms(&self) -> f64 {
-        0.0
-    }
-    fn is_cancelled(&self) -> bool {
-        false
-    }
-    fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::pending())
-    }
-    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::ready(()))
-    }
-    fn sleep(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::pending())
-    }
-    fn has_model(&self, _role: &str, _spec: &Json) -> bool {
-        true
-    }
-    /// An instant model (the fanout profile): every arm's one round answers at once.
-    fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
-        Box::pin(futures::future::ready(Ok(serde_json::json!({ "content": "ok", "finish_reason": "stop" }))))
-    }
-}
 
 /// `SECTIONS` sections, each one block that falls through (`local x = 1`), so the walk enters
 /// every one of them and each entry's own work is next to nothing.
@@ -55,7 +26,7 @@ fn prompt() -> String {
 /// Microseconds per section entry for one run of the prompt.
 fn entry_us(src: &str) -> f64 {
     let start = Instant::now();
-    let result = futures::executor::block_on(runvil::run(src, RunOptions::default(), Rc::new(QuietHost)));
+    let result = futures::executor::block_on(runvil::run(src, RunOptions::default(), Rc::new(InstantHost)));
     assert!(result.is_ok(), "the benchmark prompt runs");
     start.elapsed().as_secs_f64() * 1e6 / (SECTIONS + 1) as f64
 }
@@ -67,7 +38,7 @@ fn fanout_us() -> f64 {
         "# F\n\n## Main\n\n```lua\nlocal c = {{}}\nfor i = 1, {SECTIONS} do c[i] = i end\nreturn #tasks.fanout('### W', c)\n```\n\n### W\n\n```lua\nreturn models.infer('x')\n```\n"
     );
     let start = Instant::now();
-    let result = futures::executor::block_on(runvil::run(&src, RunOptions::default(), Rc::new(QuietHost)));
+    let result = futures::executor::block_on(runvil::run(&src, RunOptions::default(), Rc::new(InstantHost)));
     assert_eq!(result.ok().flatten().as_deref(), Some(SECTIONS.to_string().as_str()), "the fanout runs");
     start.elapsed().as_secs_f64() * 1e6 / SECTIONS as f64
 }

@@ -2,42 +2,13 @@
 //! from 1k to 64k. Reads and writes through `var` walk the JSON by reference, so the time per
 //! item should stay flat as N grows (it grew with N while every read copied the subtree).
 
-use futures::future::LocalBoxFuture;
-use runvil::{Host, RunOptions};
-use serde_json::Value as Json;
+mod common;
+use common::InstantHost;
+use runvil::RunOptions;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 5;
-
-/// A host that answers nothing: the prompt only runs Lua.
-struct QuietHost;
-
-impl Host for QuietHost {
-    fn emit(&self, _event: Json) {}
-    fn now_ms(&self) -> f64 {
-        0.0
-    }
-    fn is_cancelled(&self) -> bool {
-        false
-    }
-    fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::pending())
-    }
-    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::ready(()))
-    }
-    fn sleep(&self, _ms: f64) -> LocalBoxFuture<'static, ()> {
-        // The benchmark's prompts never wait on a timer.
-        Box::pin(futures::future::pending())
-    }
-    fn has_model(&self, _role: &str, _spec: &Json) -> bool {
-        false
-    }
-    fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
-        Box::pin(futures::future::ready(Err("no models in this benchmark".to_string())))
-    }
-}
 
 fn source(n: usize) -> String {
     format!(
@@ -59,7 +30,7 @@ fn run_once(src: &str) -> (Duration, String) {
     let options =
         RunOptions { limits: runvil::LimitOverrides { instructions: Some(u64::MAX), ..Default::default() }, ..Default::default() };
     let start = Instant::now();
-    let result = futures::executor::block_on(runvil::run(src, options, Rc::new(QuietHost)));
+    let result = futures::executor::block_on(runvil::run(src, options, Rc::new(InstantHost)));
     let elapsed = start.elapsed();
     (elapsed, result.expect("the benchmark prompt runs").expect("it returns"))
 }

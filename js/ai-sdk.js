@@ -12,7 +12,7 @@
 // with `stream: true`, and a call to a tool that was not offered answered inside the round.
 
 import { nameMap, parseArguments } from './openai.js';
-import { backoff, cancelled, retryAfter, retryableStatus, retryTiming, sleep } from './retry.js';
+import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming } from './retry.js';
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -384,18 +384,7 @@ export function aiSdkModel(languageModel, options = {}) {
       }
       // Text already shown as deltas cannot be taken back: a stream broken after it is final.
       if (reported.any) throw new Error(`the model provider's stream broke off (${failure})`);
-      const tries = n > 1 ? ` (after ${n} attempts)` : '';
-      if (!retry || n > timing.maxRetries) throw new Error(failure + tries);
-      if (wait !== undefined && wait > timing.maxRetryAfterMs) {
-        throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
-      }
-      wait ??= backoff(n, timing);
-      const info = { attempt: n + 1, delay_ms: Math.round(wait), reason: failure };
-      try {
-        onRetry?.(info);
-      } catch { /* an observer cannot change the call */ }
-      request.emit?.('model_retry', info);
-      await sleep(wait, signal);
+      await retryOrThrow({ n, failure, retry, wait, timing, onRetry, request, signal });
     }
   }
 

@@ -10,7 +10,7 @@
 // a Model error that says so; with `stream: true`, Server-Sent Events whose text pieces become
 // `model_delta` run events.
 
-import { backoff, cancelled, retryAfter, retryableStatus, retryTiming, sleep } from './retry.js';
+import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming } from './retry.js';
 
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
 const PASS_THROUGH = [
@@ -389,18 +389,7 @@ export function openAIChatModel(options = {}) {
           return data;
         }
       }
-      const tries = n > 1 ? ` (after ${n} attempts)` : '';
-      if (!retry || n > timing.maxRetries) throw new Error(failure + tries);
-      if (wait !== undefined && wait > timing.maxRetryAfterMs) {
-        throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
-      }
-      wait ??= backoff(n, timing);
-      const info = { attempt: n + 1, delay_ms: Math.round(wait), reason: failure };
-      try {
-        onRetry?.(info);
-      } catch { /* an observer cannot change the call */ }
-      request.emit?.('model_retry', info);
-      await sleep(wait, signal);
+      await retryOrThrow({ n, failure, retry, wait, timing, onRetry, request, signal });
     }
   }
 

@@ -57,3 +57,24 @@ export function sleep(ms, signal) {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * After failed attempt `n` (from 1): throws the final error when `failure` is not retryable, the
+ * retries are used up or the provider asked for a wait past `maxRetryAfterMs`; otherwise reports
+ * the retry (`onRetry` and a `model_retry` event) and waits (the provider's `wait`, else the
+ * backoff), rejecting if `signal` aborts meanwhile. Shared by both model adapters.
+ */
+export async function retryOrThrow({ n, failure, retry, wait, timing, onRetry, request, signal }) {
+  const tries = n > 1 ? ` (after ${n} attempts)` : '';
+  if (!retry || n > timing.maxRetries) throw new Error(failure + tries);
+  if (wait !== undefined && wait > timing.maxRetryAfterMs) {
+    throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
+  }
+  const delay = wait ?? backoff(n, timing);
+  const info = { attempt: n + 1, delay_ms: Math.round(delay), reason: failure };
+  try {
+    onRetry?.(info);
+  } catch { /* an observer cannot change the call */ }
+  request.emit?.('model_retry', info);
+  await sleep(delay, signal);
+}

@@ -4,26 +4,14 @@
 // (the default entry), all on 127.0.0.1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, localProvider } from './helpers.mjs';
+import { ROOT, PKG, freePort, localProvider, startServer } from './helpers.mjs';
 
 const EXAMPLE = join(ROOT, 'examples/edge');
 const FACT = 'workerd is the open-source runtime behind Cloudflare Workers.';
 const BIN = join(ROOT, 'node_modules/.bin');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The model: it calls the offered tool, then answers with what the tool said. Its second answer
@@ -51,29 +39,11 @@ async function startProvider(t) {
   return { baseURL: provider.baseURL, state };
 }
 
-/** Starts `command` in its own process group until the test ends; resolves once `url` answers. */
-async function startServer(t, command, args, url, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  });
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    if (child.exitCode !== null) assert.fail(`${command} exited with ${child.exitCode}:\n${log}`);
-    const probe = await fetch(`${url}/`).catch(() => null);
-    if (probe) {
-      assert.equal(probe.status, 404, log);
-      return () => log;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  assert.fail(`${command} did not answer on ${url}:\n${log}`);
+/** Starts a server until the test ends; resolves with its log once `url` answers (404 at `/`). */
+async function serveAt(t, command, args, url, options = {}) {
+  const { value: probe, log } = await serveAt(t, command, args, () => fetch(`${url}/`), options);
+  assert.equal(probe.status, 404, log());
+  return log;
 }
 
 /** Reads a text/event-stream body, calling `onEvent({ event, data })` as each event arrives. */
@@ -166,7 +136,7 @@ test('examples/edge as a Worker in workerd: a prompt per request, its model and 
   writeFileSync(config, workerdConfig(dir, provider.baseURL));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const log = await startServer(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`], base);
+  const log = await serveAt(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`], base);
   await checkRuns(base, provider, log);
 });
 
@@ -189,7 +159,7 @@ test('examples/edge served by Deno (deno serve, the default entry)', { timeout: 
   const dir = serverProject(t);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const log = await startServer(t, join(BIN, 'deno'), ['serve', '--no-lock', '--node-modules-dir=manual', '--allow-net', '--allow-env', '--host', '127.0.0.1', '--port', String(port), 'server.js'], base,
+  const log = await serveAt(t, join(BIN, 'deno'), ['serve', '--no-lock', '--node-modules-dir=manual', '--allow-net', '--allow-env', '--host', '127.0.0.1', '--port', String(port), 'server.js'], base,
     { cwd: dir, env: { ...serverEnv(provider, port), DENO_DIR: join(dir, '.deno') } });
   await checkRuns(base, provider, log);
 });
@@ -203,6 +173,6 @@ test('examples/edge served by Bun (its default export, the default entry)', { ti
   const dir = serverProject(t);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const log = await startServer(t, bun, ['server.js'], base, { cwd: dir, env: serverEnv(provider, port) });
+  const log = await serveAt(t, bun, ['server.js'], base, { cwd: dir, env: serverEnv(provider, port) });
   await checkRuns(base, provider, log);
 });

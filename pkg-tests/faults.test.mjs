@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';
+import { mulberry32 } from './helpers.mjs';
 
 const engine = await createEngine();
 const TRIALS = 1000;
@@ -42,18 +43,6 @@ return store.read('a.txt') .. '|' .. store.read('seed.txt')
 \`\`\`
 `;
 const SEED_FILES = { 'seed.txt': 'seeded' };
-
-// mulberry32: a small seeded generator, so a failing trial can be re-run by its number.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const text = (data) => (typeof data === 'string' ? data : new TextDecoder().decode(data));
 
@@ -142,7 +131,7 @@ test(`${TRIALS} seeded trials: the backend holds a prefix of the run's batches`,
   const seen = { ok: 0, Vfs: 0, Cancelled: 0 };
   const prefixes = new Array(states.length).fill(0);
   for (let trial = 1; trial <= TRIALS; trial++) {
-    const random = rng(trial);
+    const random = mulberry32(trial);
     const controller = new AbortController();
     const log = {};
     const { store, files, handed } = faultyStore(random, controller, log);

@@ -8,32 +8,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';
-import { luaPrompt } from './helpers.mjs';
+import { luaPrompt, mulberry32, throwingProxy } from './helpers.mjs';
 
 const ITERS = Number(process.env.RUNVIL_FUZZ_ITERS ?? 400);
 const SEED = Number(process.env.RUNVIL_FUZZ_SEED ?? 1);
 const KINDS = new Set(['Lua', 'Tool', 'Model', 'Vfs', 'Determinism', 'RequirementsUnmet', 'Frontmatter', 'Parse', 'Limit', 'Cancelled']);
 
-/** mulberry32: small and seeded. */
+/** The shared seeded generator with the draws this fuzzer uses. */
 function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return { next, below: (n) => Math.floor(next() * n), pick: (xs) => xs[Math.floor(next() * xs.length)] };
 }
-
-const throwingProxy = () => new Proxy({}, {
-  get() { throw new Error('trap get'); },
-  getPrototypeOf() { throw new Error('trap proto'); },
-  has() { throw new Error('trap has'); },
-  ownKeys() { throw new Error('trap keys'); },
-  getOwnPropertyDescriptor() { throw new Error('trap desc'); },
-});
 
 /** A value of some JS type, hostile or plain. */
 function value(r, depth = 0) {

@@ -1,5 +1,7 @@
 // Shared by the package tests. Not a test file (node --test only picks *.test.mjs here).
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,4 +32,69 @@ export async function localProvider(onRequest) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { baseURL: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** mulberry32: a small seeded generator (floats in [0, 1)), so a failing trial re-runs from its seed. */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** An object every one of whose traps throws: what a hostile host hands the engine. */
+export function throwingProxy() {
+  return new Proxy({}, {
+    get() { throw new Error('trap get'); },
+    getPrototypeOf() { throw new Error('trap proto'); },
+    has() { throw new Error('trap has'); },
+    ownKeys() { throw new Error('trap keys'); },
+    getOwnPropertyDescriptor() { throw new Error('trap desc'); },
+  });
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Runs a server `command` in its own process group until the test `t` ends, then SIGKILLs the
+ * whole group (npm's wrappers spawn the real binary: both go together, and no orphan keeps the
+ * suite waiting). Polls `ready()` until it answers without throwing (a refused fetch is "not yet"),
+ * failing early if the server exits, and after 60 s. Resolves with `{ value, log }`: what `ready`
+ * answered and a function giving the server's output so far.
+ */
+export async function startServer(t, command, args, ready, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const log = () => output;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    }
+    await exited;
+  });
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}:\n${output}`);
+    try {
+      return { value: await ready(), log };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error(`${command} did not answer in 60 s:\n${output}`);
 }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';
-import { luaPrompt } from './helpers.mjs';
+import { luaPrompt, throwingProxy } from './helpers.mjs';
 
 const engine = await createEngine();
 
@@ -22,14 +22,6 @@ async function callTool(call, lua = "return tools.call('hostile/poke')") {
   await stillAlive();
   return outcome;
 }
-
-const throwingProxy = () => new Proxy({}, {
-  get() { throw new Error('trap get'); },
-  getPrototypeOf() { throw new Error('trap proto'); },
-  has() { throw new Error('trap has'); },
-  ownKeys() { throw new Error('trap keys'); },
-  getOwnPropertyDescriptor() { throw new Error('trap desc'); },
-});
 
 test('a tool answering a value of any JS type ends in a precise outcome', async () => {
   const cases = [

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { createEngine, memoryStore } from '../pkg/index.js';
-import { ROOT, luaPrompt } from './helpers.mjs';
+import { ROOT, luaPrompt, mulberry32 } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
@@ -209,18 +209,6 @@ test('two tabs running prompts on one store take turns (Web Locks)', { timeout: 
 
 // ---- the kill test ------------------------------------------------------------------------------
 
-/** A small seeded PRNG (mulberry32), so every kill point can be reproduced from the seed. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // 2,000 files (a few hundred bytes each) and a progress file rewritten every 100: eight batches.
 const KILL_PROMPT = "# K\n\n## Main\n\n```lua\nfor i = 1, 2000 do\n  store.write('f/' .. i .. '.txt', string.rep(i .. ',', 60))\n  if i % 100 == 0 then store.write('progress.txt', tostring(i)) end\nend\nreturn 'done'\n```\n";
 
@@ -264,7 +252,7 @@ test(`a tab killed mid-run (${KILL_MODE === 'browser' ? 'the whole browser' : 'i
   const snapshots = await referenceSnapshots();
   const batches = snapshots.length - 1;
   assert.equal(batches, 8);
-  const random = prng(KILL_SEED);
+  const random = mulberry32(KILL_SEED);
   const profile = tempProfile();
   t.after(profile.remove);
   const seen = [];

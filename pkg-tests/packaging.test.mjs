@@ -5,11 +5,9 @@
 // follows exactly that recipe.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { ROOT } from './helpers.mjs';
+import { ROOT, freePort, startServer } from './helpers.mjs';
 import {
   BIN, DEMO_BODY, DEMO_RESULT, PAGE_MAIN, demoModule, launchChromium, listFiles, packTarball, pageHtml, run, serveDir,
 } from './packaging/consumers.mjs';
@@ -269,45 +267,16 @@ test('Deno: a file import of the package entry, no --allow-read', { timeout: 120
 
 // ---- Cloudflare Worker: wrangler's bundle run in workerd ------------------------------------------
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Serves `config` (a workerd capnp file) on a free 127.0.0.1 port until the test ends; resolves
  * with the base URL once workerd answers `probe`.
  */
 export async function startWorkerd(t, config, probe = '/') {
   const port = await freePort();
-  const child = spawn(join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  });
   const url = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    if (child.exitCode !== null) assert.fail(`workerd exited with ${child.exitCode}:\n${log}`);
-    try {
-      await fetch(url + probe);
-      return { url, log: () => log };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  assert.fail(`workerd did not answer on port ${port}:\n${log}`);
+  const { log } = await startServer(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
+    () => fetch(url + probe));
+  return { url, log };
 }
 
 test('Cloudflare Worker: wrangler bundles it with no configuration for runvil, workerd runs it', { timeout: 240_000 }, async (t) => {

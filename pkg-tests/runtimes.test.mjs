@@ -3,13 +3,12 @@
 // runtime is a failure, never a skip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { ROOT, SMOKE_RESULT, smokeSource } from './helpers.mjs';
+import { ROOT, SMOKE_RESULT, freePort, smokeSource, startServer } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
 import { buildSite } from '../tools/build-site.mjs';
 
@@ -17,16 +16,6 @@ const BIN = join(ROOT, 'node_modules/.bin');
 const CHROMIUM = '/usr/bin/chromium';
 const FIXTURES = join(ROOT, 'pkg-tests/runtimes');
 const source = smokeSource();
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }, async (t) => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt package chromium; ./build.sh setup installs it)`);
@@ -70,36 +59,11 @@ test('workerd: the runvil/workerd entry runs the smoke prompt', { timeout: 120_0
   const workerd = join(BIN, 'workerd');
   assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
   const port = await freePort();
-  // node_modules/.bin/workerd is a node wrapper that spawns the real binary: run it in its own
-  // process group so the whole group can be stopped.
-  const child = spawn(workerd, ['serve', join(FIXTURES, 'config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.after(async () => {
-    // Kill the wrapper and the real binary together; workerd keeps no state, so SIGKILL is safe
-    // and never leaves the suite waiting on an orphaned server.
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  });
-
-  // Wait until workerd listens (it compiles the worker first), failing early if it exits.
-  let response;
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    if (child.exitCode !== null) assert.fail(`workerd exited with ${child.exitCode}:\n${log}`);
-    try {
-      response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: source });
-      break;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  assert.ok(response, `workerd did not answer on port ${port}:\n${log}`);
-  assert.equal(await response.text(), SMOKE_RESULT, log);
+  // Answered once workerd listens (it compiles the worker first).
+  const { value: response, log } = await startServer(t, workerd,
+    ['serve', join(FIXTURES, 'config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
+    () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: source }));
+  assert.equal(await response.text(), SMOKE_RESULT, log());
   assert.equal(response.status, 200);
 });
 

@@ -4,19 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';
-import { luaPrompt } from './helpers.mjs';
-
-/** mulberry32: a small seeded PRNG. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { luaPrompt, mulberry32 } from './helpers.mjs';
 
 const KEYS = ['a', 'b', '1', '2', '10', 'é', 'key with space', '', '日本', 'x"y', 'n'];
 const STRINGS = ['', 'plain', 'é ü 日本 🎉', 'quote " and \\ backslash', 'line\nbreak\ttab', '{"not":"json"}', '0'];
@@ -44,7 +32,7 @@ function value(r, depth) {
 }
 
 test('structured tool output survives JS -> Lua -> var -> JS unchanged', async () => {
-  const r = rng(20261130);
+  const r = mulberry32(20261130);
   const values = Array.from({ length: 300 }, () => value(r, 0));
   // Shapes that once lost theirs: empty containers, nested, and mixed with data.
   values.push({ items: [] }, { a: {}, b: [[]], c: [{}] }, [[], {}, [[]]], { list: [1, 2.5, -0.125], n: null });
