@@ -41,7 +41,7 @@ async function startProvider(t) {
 
 /** Starts a server until the test ends; resolves with its log once `url` answers (404 at `/`). */
 async function serveAt(t, command, args, url, options = {}) {
-  const { value: probe, log } = await serveAt(t, command, args, () => fetch(`${url}/`), options);
+  const { value: probe, log } = await startServer(t, command, args, () => fetch(`${url}/`), options);
   assert.equal(probe.status, 404, log());
   return log;
 }
