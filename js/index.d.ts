@@ -361,6 +361,22 @@ export function htmlToText(html: string): string;
 
 // ---- provider adapters ----------------------------------------------------------------------
 
+/** Retry options both model adapters take (`openAIChatModel`, `aiSdkModel`). */
+export interface ModelRetryOptions {
+  /** Retries after the first attempt; default 2. */
+  maxRetries?: number;
+  /** The first backoff (doubled each retry, jitter over its upper half); default 500. */
+  retryDelayMs?: number;
+  /** The longest backoff; default 8000. */
+  maxRetryDelayMs?: number;
+  /** A `retry-after` longer than this fails at once; default 60000. */
+  maxRetryAfterMs?: number;
+  /** Told before each retry wait (also reported as a `model_retry` run event). */
+  onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
+  /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
+  unknownToolRetries?: number;
+}
+
 /**
  * A model function for any OpenAI-compatible chat-completions server (tools included). A role's
  * spec `model` overrides `model`; its request options (`temperature`, `top_p`, `max_tokens`,
@@ -378,23 +394,11 @@ export function openAIChatModel(options: {
   headers?: Record<string, string>;
   /** Request fields sent with every request (a role spec's options override them). */
   params?: Record<string, unknown>;
-  /** Retries after the first attempt; default 2. */
-  maxRetries?: number;
   /** Each attempt's limit, headers and body included; default 600000 (10 minutes). */
   timeoutMs?: number;
-  /** The first backoff (doubled each retry, jitter over its upper half); default 500. */
-  retryDelayMs?: number;
-  /** The longest backoff; default 8000. */
-  maxRetryDelayMs?: number;
-  /** A `retry-after` longer than this fails at once; default 60000. */
-  maxRetryAfterMs?: number;
-  /** Told before each retry wait (also reported as a `model_retry` run event). */
-  onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
-  /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
-  unknownToolRetries?: number;
   /** Server-Sent Events: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
   stream?: boolean;
-}): ModelFn;
+} & ModelRetryOptions): ModelFn;
 
 /** The name a tool goes by on the wire: itself, or (over 64 characters or other characters) a stem and a hash. */
 export function wireToolName(name: string): string;
@@ -445,14 +449,6 @@ export function aiSdkModel(languageModel: AiSdkLanguageModel, options?: {
   stream?: boolean;
   /** Call options sent with every call (a role spec's options override them). */
   callOptions?: Partial<AiSdkCallOptions>;
-  /** Retries after the first attempt; default 2. */
-  maxRetries?: number;
   /** Each attempt's limit (a stream: the longest silence between parts); default 600000. */
   timeoutMs?: number;
-  retryDelayMs?: number;
-  maxRetryDelayMs?: number;
-  maxRetryAfterMs?: number;
-  onRetry?: (info: { attempt: number; delay_ms: number; reason: string }) => void;
-  /** How often a reply calling a tool that was not offered is answered with an error and asked again; default 1. */
-  unknownToolRetries?: number;
-}): ModelFn;
+} & ModelRetryOptions): ModelFn;
