@@ -7,6 +7,8 @@
 //  - RSS added: the child's resident set after the first result less before createEngine.
 // min / median / max over the samples, and the ratio of the medians. Goals (issue 9 item 3):
 // createEngine + first run at most 1.5x wasmoon's, the RSS one engine adds at most 2x.
+// A third arm runs Runvil's child under `node --no-wasm-lazy-compilation` (V8 compiles every wasm
+// function up front): how much of the first run is V8 compiling the functions it touches.
 // Writes bench/results/startup.json.
 //
 //   node bench/startup.mjs [--quick]
@@ -40,14 +42,17 @@ const CHILD = {
     console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
 };
 
+CHILD.eager = CHILD.runvil;
+const FLAGS = { runvil: [], wasmoon: [], eager: ['--no-wasm-lazy-compilation'] };
+
 const sample = (name) =>
-  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
+  JSON.parse(execFileSync(process.execPath, [...FLAGS[name], '--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
 
 const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
-const samples = { runvil: [], wasmoon: [] };
+const samples = { runvil: [], wasmoon: [], eager: [] };
 for (let i = 0; i < RUNS; i++) {
-  const order = i % 2 === 0 ? ['runvil', 'wasmoon'] : ['wasmoon', 'runvil'];
+  const order = i % 2 === 0 ? ['runvil', 'wasmoon', 'eager'] : ['eager', 'wasmoon', 'runvil'];
   for (const name of order) samples[name].push(sample(name));
 }
 const GOALS = {
@@ -67,5 +72,11 @@ for (const [key, label, unit, scale] of [
   f.runs = RUNS;
   figures[key] = f;
   console.log(`  ${label.padEnd(44)} runvil ${fmt(f)} ${unit}; wasmoon ${fmt(f.peer)} ${unit}; ratio ${f.ratio.toFixed(2)}`);
+}
+for (const [key, label] of [['create', 'createEngine'], ['first', 'first trivial run']]) {
+  const f = versus(`${label} under --no-wasm-lazy-compilation`, 'ms', samples.eager.map((s) => s[key]), 'Runvil, lazy compilation (the default)', samples.runvil.map((s) => s[key]));
+  f.runs = RUNS;
+  figures[`${key}Eager`] = f;
+  console.log(`  ${f.name.padEnd(44)} ${fmt(f)} ms; by default ${fmt(f.peer)} ms`);
 }
 writeResults('startup', 'node bench/startup.mjs', figures, started);
