@@ -42,7 +42,7 @@ for (let i = 0; i < RUNS; i++) {
 }
 const ideal = (LATENCY * ARMS) / CONCURRENCY;
 const figures = {
-  wall: { name: `${ARMS} arms, one ${LATENCY} ms model round each, concurrency ${CONCURRENCY}: wall time`, unit: 'ms', ...stats(walls), runs: RUNS },
+  wall: { name: `${ARMS.toLocaleString('en-US')} arms, one ${LATENCY} ms model round each, concurrency ${CONCURRENCY}: wall time`, unit: 'ms', ...stats(walls), runs: RUNS },
   ideal: { name: 'ideal (latency × arms / concurrency)', unit: 'ms', value: ideal },
   ratio: {
     name: 'fanout wall time / ideal', unit: '×', ...stats(walls.map((w) => w / ideal)), runs: RUNS,

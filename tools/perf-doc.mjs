@@ -8,7 +8,8 @@
 // marker in the doc, a results file or figure that is missing, and (unless --allow-quick) results
 // of a --quick run.
 //
-//   node tools/perf-doc.mjs [--results DIR] [--doc FILE] [--out FILE] [--allow-quick]
+//   node tools/perf-doc.mjs [--results DIR] [--doc FILE] [--out FILE] [--allow-quick] [--allow-missing]
+// (--allow-missing, for smoke runs that skipped suites: a block without results says so instead.)
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,11 @@ export function num(x) {
   const a = Math.abs(x);
   return en(x, a >= 100 ? 0 : a >= 10 ? 1 : 2);
 }
+/** A count: an integer, thousands separated. */
+const int = (x) => {
+  if (!Number.isInteger(x)) throw new Error(`not a count: ${x}`);
+  return en(x, 0);
+};
 const times = (x) => `${num(x)}×`;
 const withUnit = (x, unit) => (unit ? `${num(x)} ${unit}` : num(x));
 /** "median (min–max)" */
@@ -39,7 +45,9 @@ export function loadResults(dir) {
   for (const f of readdirSync(dir)) {
     if (!f.endsWith('.json')) continue;
     const r = JSON.parse(readFileSync(join(dir, f), 'utf8'));
-    if (typeof r.suite !== 'string' || typeof r.figures !== 'object') throw new Error(`${f}: not a bench results file (no suite or figures)`);
+    // Other JSON (the single latest.json of the earlier bench/run.mjs) is not a suite's results.
+    if (typeof r.suite !== 'string') continue;
+    if (`${r.suite}.json` !== f || typeof r.figures !== 'object') throw new Error(`${f}: a results file must be <suite>.json and hold figures`);
     out[r.suite] = r;
   }
   return out;
@@ -141,7 +149,7 @@ export const BLOCKS = {
   engine(src) {
     const s = src.fig('engine.sections');
     const ops = src.fig('engine.storeOps');
-    const calls = (f) => `${f.calls.open} open, ${f.calls.read} reads, ${f.calls.commit} commits (${num(f.calls.changes)} changes)`;
+    const calls = (f) => `${int(f.calls.open)} open, ${int(f.calls.read)} reads, ${int(f.calls.commit)} commits (${int(f.calls.changes)} changes)`;
     return table(['measure', 'median (min–max)'], [
       [s.name, `${spread(s)} µs`],
       [ops.name, `${spread(ops)} ops/s`],
@@ -201,14 +209,19 @@ export const BLOCKS = {
       const f = src.fig(`startup.${k}`);
       return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio), f.goal ? `${f.goal.text}: **${verdict(f)}**` : ''];
     });
+    const eager = ['createEager', 'firstEager'].map((k) => {
+      const f = src.fig(`startup.${k}`);
+      return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio)];
+    });
     return `${table(['figure', 'Runvil', 'wasmoon', 'ratio of medians', 'goal'], rows)}\n\n` +
-      `${src.fig('startup.sum').runs} samples each, median (min–max), each in a fresh Node process, Runvil and wasmoon alternating.`;
+      `${table(['Runvil, V8 compiling all wasm up front', 'eager', 'lazy (the default)', 'eager / lazy'], eager)}\n\n` +
+      `${src.fig('startup.sum').runs} samples each, median (min–max), each in a fresh Node process, the three arms alternating.`;
   },
 
   rounds(src) {
     const rows = [10, 100, 1000].map((n) => {
       const f = src.fig(`rounds.loop${n}`);
-      return [num(n), spread(f), spread(f.peer), String(f.runs)];
+      return [int(n), spread(f), spread(f.peer), String(f.runs)];
     });
     const g = src.fig('rounds.growth');
     const e = src.fig('rounds.exponent');
@@ -220,7 +233,7 @@ export const BLOCKS = {
   placeholders(src) {
     const rows = [10, 1000, 10000].map((k) => {
       const f = src.fig(`rounds.placeholders${k}`);
-      return [num(k), spread(f), spread(f.runMs), spread(f.baselineMs), String(f.runs)];
+      return [int(k), spread(f), spread(f.runMs), spread(f.baselineMs), String(f.runs)];
     });
     const g = src.fig('rounds.placeholderGrowth');
     return `${table(['keys in `var.big`', 'cost of the placeholders, ms', 'run, ms', 'same run without them, ms', 'pairs'], rows)}\n\n` +
@@ -239,14 +252,14 @@ export const BLOCKS = {
       [f('entry').name, `${num(f('entry').median)} µs (${num(f('entry').min)}, ${num(f('entry').max)})`],
       [f('call').name, `${num(f('call').median)} µs (${num(f('call').min)}, ${num(f('call').max)})`],
       [f('jump').name, `${num(f('jump').median)} µs (${num(f('jump').min)}, ${num(f('jump').max)})`],
-    ]) + `\n\n${f('wall').runs} fanout runs; ${f('call').runs} interleaved samples of ${num(f('call').n)} calls, jumps and plain entries.`;
+    ]) + `\n\n${f('wall').runs} fanout runs; ${f('call').runs} interleaved samples of ${int(f('call').n)} calls, jumps and plain entries.`;
   },
 
   var(src) {
     const figs = Object.values(src.suite('native').figures).filter((f) => f.items !== undefined);
     if (!figs.length) throw new Error('missing result: bench/results/native.json has no var figures');
     return table(['N', 'min ms', 'median ms', 'max ms', 'median µs/item'],
-      figs.map((f) => [num(f.items), num(f.min), num(f.median), num(f.max), num(f.usPerItem)])) + `\n\n${figs[0].runs} samples each.`;
+      figs.map((f) => [int(f.items), num(f.min), num(f.median), num(f.max), num(f.usPerItem)])) + `\n\n${figs[0].runs} samples each.`;
   },
 
   'browser-store'(src) {
@@ -288,7 +301,7 @@ const ANY = /<!-- (\/?)bench:([^ ]*) -->/g;
  * Replaces every generated block of `doc`. Throws on an unknown, unclosed, nested or stray marker,
  * on a known block missing from the doc, and on missing or quick results.
  */
-export function renderDoc(doc, results, { allowQuick = false, blocks = BLOCKS } = {}) {
+export function renderDoc(doc, results, { allowQuick = false, allowMissing = false, blocks = BLOCKS } = {}) {
   // Check the marker structure first: open, close, open, close... with matching names.
   let open = null;
   for (const m of doc.matchAll(ANY)) {
@@ -313,6 +326,8 @@ export function renderDoc(doc, results, { allowQuick = false, blocks = BLOCKS } 
     try {
       body = blocks[id](src);
     } catch (e) {
+      // --allow-missing (smoke runs that skipped suites): say what is missing instead of failing.
+      if (allowMissing && e.message.startsWith('missing result')) return `<!-- bench:${id} -->\n_Not measured in this run: ${e.message}._\n<!-- /bench:${id} -->`;
       throw new Error(`block bench:${id}: ${e.message}`);
     }
     return `<!-- bench:${id} -->\n${body}\n\n${stamp(results, src.used)}\n<!-- /bench:${id} -->`;
@@ -328,7 +343,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const docPath = opt('--doc', join(ROOT, 'docs/performance.md'));
   const out = opt('--out', docPath);
   const results = loadResults(opt('--results', join(ROOT, 'bench/results')));
-  const text = renderDoc(readFileSync(docPath, 'utf8'), results, { allowQuick: args.includes('--allow-quick') });
+  const text = renderDoc(readFileSync(docPath, 'utf8'), results, {
+    allowQuick: args.includes('--allow-quick'),
+    allowMissing: args.includes('--allow-missing'),
+  });
   writeFileSync(out, text);
   console.log(`written: ${out}`);
 }
