@@ -14,7 +14,7 @@ import { ROOT, QUICK, stats, interleaved, writeResults } from './results.mjs';
 
 const started = performance.now();
 const RUNS = QUICK ? 3 : 5;
-const SLOW_RUNS = QUICK ? 1 : 3; // fengari is ~25x slower than native
+const SLOW_RUNS = 3; // fengari is ~25x slower than native (--quick: one sample)
 
 const ms = (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const cell = (s) => `${ms(s.median)} (min ${ms(s.min)}, max ${ms(s.max)})`;
@@ -146,15 +146,17 @@ const vms = [
 ];
 const [runvil, wasm] = await interleaved(RUNS, vms);
 wasmoon.global.close();
-// fengari is about 25x slower: fewer samples, after the others (its own warm-up included).
-const [fengari] = await interleaved(SLOW_RUNS, [timed(() => {
+// fengari is about 25x slower: fewer samples, after the others (its own warm-up included; a
+// --quick run takes one sample and no warm-up).
+const fengariRun = timed(() => {
   const L = lauxlib.luaL_newstate();
   lualib.luaL_openlibs(L);
   if (lauxlib.luaL_loadstring(L, to_luastring(WORKLOAD)) !== F.LUA_OK || F.lua_pcall(L, 0, 1, 0) !== F.LUA_OK) {
     throw new Error(`fengari: ${F.lua_tojsstring(L, -1)}`);
   }
   return F.lua_tojsstring(L, -1);
-})]);
+});
+const fengari = QUICK ? [await fengariRun()] : (await interleaved(SLOW_RUNS, [fengariRun]))[0];
 const dir = mkdtempSync(join(tmpdir(), 'runvil-bench-'));
 const native = [];
 try {
