@@ -5,7 +5,10 @@
 #   lint     cargo fmt --check, clippy (native and wasm32, warnings denied), cargo doc (warnings denied)
 #   test     build, lint, then native `cargo test`, then every package test (node --test pkg-tests/)
 #   example  build, then run examples/hello.md through the CLI with a scripted (offline) model
-#   bench    build, then node bench/run.mjs
+#   bench    build, then every benchmark (node bench/run.mjs: results in bench/results/), then
+#            regenerate docs/performance.md's tables (tools/perf-doc.mjs). Options: --quick (a smoke
+#            run; the doc goes to bench/results/performance.quick.md), --no-build (against the
+#            current pkg/), --no-browser, --no-native, --only suite,suite (see bench/README.md)
 #   playground  build, then serve the playground (site/) on 127.0.0.1 and print its URL
 # Every step skips what is already in place, so re-running is cheap.
 set -euo pipefail
@@ -185,9 +188,13 @@ cmd_example() {
 }
 
 cmd_bench() {
-  cmd_build
-  log "node bench/run.mjs"
-  node bench/run.mjs
+  local args=() a build=1
+  for a in "$@"; do
+    if [ "$a" = --no-build ]; then build=0; else args+=("$a"); fi
+  done
+  if [ "$build" = 1 ]; then cmd_build; else cmd_setup; fi
+  log "node bench/run.mjs ${args[*]}"
+  node bench/run.mjs "${args[@]}"
 }
 
 case "${1:-build}" in
@@ -196,8 +203,8 @@ case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
   example) cmd_example ;;
-  bench) cmd_bench ;;
+  bench) shift; cmd_bench "$@" ;;
   playground) cmd_build && node tools/build-site.mjs --serve ;;
-  -h | --help | help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench | playground)" ;;
 esac

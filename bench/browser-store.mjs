@@ -8,17 +8,20 @@
 // 2. The playground's time from navigation start to the first result: a fresh page, wait for the
 //    engine, run the hello example with the demo model; the `runvil-first-result` mark.
 //
-//   node bench/browser-store.mjs [--samples N]     (needs pkg/ built and Chromium installed)
+// Writes bench/results/browser-store.json.
+//
+//   node bench/browser-store.mjs [--quick] [--samples N]     (needs pkg/ built and Chromium installed)
+import { performance } from 'node:perf_hooks';
 import { ROOT } from '../pkg-tests/helpers.mjs';
 import { serve } from '../pkg-tests/runtimes/serve.mjs';
 import { launchChromium, tempProfile } from '../pkg-tests/browser/chromium.mjs';
 import { buildSite } from '../tools/build-site.mjs';
+import { QUICK, stats, writeResults } from './results.mjs';
 
-const samples = Number(process.argv[process.argv.indexOf('--samples') + 1]) || 9;
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { min: s[0], median: s[Math.floor(s.length / 2)], max: s.at(-1) };
-};
+const started = performance.now();
+const samplesAt = process.argv.indexOf('--samples');
+const samples = samplesAt > 0 ? Number(process.argv[samplesAt + 1]) : QUICK ? 3 : 9;
+const figures = {};
 const fmt = ({ min, median, max }) => `median ${median.toFixed(1)} ms (min ${min.toFixed(1)}, max ${max.toFixed(1)})`;
 
 await buildSite();
@@ -76,6 +79,10 @@ try {
   console.log(`  indexedDbStore, one run (batched):          ${fmt(a)}`);
   console.log(`  one transaction per operation, strict:      ${fmt(b)}  -> ${(b.median / a.median).toFixed(1)}x the batched median`);
   console.log(`  one transaction per operation, default:     ${fmt(c)}  -> ${(c.median / a.median).toFixed(1)}x the batched median`);
+  const chromium = browser.browser.version();
+  figures.batched = { name: 'one run through `indexedDbStore` (1 read + 4 write transactions)', unit: 'ms', ...a, chromium, runs: samples };
+  figures.strict = { name: 'one transaction per operation, strict durability', unit: 'ms', ...b, ratio: b.median / a.median, ratioOf: 'this median / the batched median', chromium, runs: samples };
+  figures.relaxed = { name: 'one transaction per operation, default durability (as idb-keyval)', unit: 'ms', ...c, ratio: c.median / a.median, ratioOf: 'this median / the batched median', chromium, runs: samples };
 
   // The playground: navigation start to the first result, fresh page each time (same profile:
   // the HTTP cache is warm after the first; the first is reported apart).
@@ -94,8 +101,13 @@ try {
   console.log(`playground, navigation start to the first result (hello, demo model):`);
   console.log(`  first load:  engine ready ${cold.ready.toFixed(0)} ms, first result ${cold.first.toFixed(0)} ms`);
   console.log(`  later loads: engine ready ${fmt(stats(warm.map((l) => l.ready)))}; first result ${fmt(stats(warm.map((l) => l.first)))}`);
+  figures.firstLoadReady = { name: 'playground, first load: engine ready', unit: 'ms', value: cold.ready };
+  figures.firstLoadResult = { name: 'playground, first load: first result', unit: 'ms', value: cold.first };
+  figures.laterReady = { name: 'playground, later loads: engine ready', unit: 'ms', ...stats(warm.map((l) => l.ready)), runs: warm.length };
+  figures.laterResult = { name: 'playground, later loads: first result', unit: 'ms', ...stats(warm.map((l) => l.first)), runs: warm.length };
 } finally {
   await browser.close();
   profile.remove();
   await site.close();
 }
+writeResults('browser-store', samplesAt > 0 ? `node bench/browser-store.mjs --samples ${samples}` : 'node bench/browser-store.mjs', figures, started);

@@ -2,7 +2,9 @@
 // `## Main` prompt, budget lifted) and wasmoon in the same process with interleaved samples
 // (the order alternates every round: AB, BA, AB, ...), and by native lua5.4 (timed inside Lua
 // with os.clock). Reports min/median/max per VM and program, every program's ratio to native,
-// and the geometric mean of the ratios. The VMs must agree on every checksum.
+// and the geometric mean of the ratios. The VMs must agree on every checksum. Goal (issue 9 item 1):
+// Runvil at least as fast as wasmoon, geometric mean of runvil / wasmoon over the set.
+// Writes bench/results/compute.json.
 //
 //   node bench/compute.mjs [--quick] [--runs N]    (against the current pkg/)
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -11,17 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { QUICK, isMain, writeResults } from './results.mjs';
 
 const DIR = fileURLToPath(new URL('./compute/', import.meta.url));
 // The set issue 9 names, in its order.
 export const PROGRAMS = ['binary-trees', 'n-body', 'spectral-norm', 'fannkuch', 'mandelbrot', 'heapsort', 'sort'];
 
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1], samples: xs };
-};
-const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+import { stats, geomean } from './results.mjs';
 const f1 = (x) => x.toFixed(1).padStart(8);
 
 async function timed(fn) {
@@ -108,8 +106,30 @@ export function printCompute({ programs, summary }) {
   console.log(`  geomean of ratios: wasmoon ${summary.wasmoonToNative.toFixed(2)}x native, runvil ${summary.runvilToNative.toFixed(2)}x native, runvil/wasmoon ${summary.runvilToWasmoon.toFixed(2)}`);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** The figures of bench/results/compute.json: one per program, and the geometric means. */
+export function computeFigures({ programs, summary }) {
+  const figures = {};
+  for (const [p, r] of Object.entries(programs)) {
+    const { samples, ...native } = r.native;
+    figures[p] = {
+      name: p, unit: 'ms', ...r.runvil, peer: { name: 'wasmoon', ...r.wasmoon }, ratio: r.runvilToWasmoon,
+      native: { name: 'native lua5.4', ...native, samples }, runvilToNative: r.runvilToNative, wasmoonToNative: r.wasmoonToNative,
+      checksum: r.checksum, runs: summary.runs,
+    };
+  }
+  figures.geomean = {
+    name: `Lua compute, geometric mean over ${PROGRAMS.length} programs: runvil / wasmoon`, unit: '×', value: summary.runvilToWasmoon,
+    runvilToNative: summary.runvilToNative, wasmoonToNative: summary.wasmoonToNative, runs: summary.runs,
+    goal: { max: 1, of: 'value', text: 'at least as fast as wasmoon (≤ 1×)' },
+  };
+  return figures;
+}
+
+if (isMain(import.meta.url)) {
+  const started = performance.now();
   const i = process.argv.indexOf('--runs');
-  const runs = i > 0 ? Number(process.argv[i + 1]) : process.argv.includes('--quick') ? 3 : 5;
-  printCompute(await runCompute({ runs }));
+  const runs = i > 0 ? Number(process.argv[i + 1]) : QUICK ? 2 : 5;
+  const r = await runCompute({ runs });
+  printCompute(r);
+  writeResults('compute', i > 0 ? `node bench/compute.mjs --runs ${runs}` : 'node bench/compute.mjs', computeFigures(r), started);
 }

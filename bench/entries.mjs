@@ -6,24 +6,18 @@
 //  - bare: wasmoon's Lua 5.4 in wasm driven through its raw C API: luaL_newstate, luaL_openlibs,
 //    load and run the same one-line chunk, lua_close.
 // Samples interleaved (ABAB, alternating which goes first), one unmeasured warm-up each;
-// min / median / max, and the ratio of each sample pair.
+// min / median / max, the ratio of the medians and of each sample pair.
+// Writes bench/results/entries.json.
 //
 //   node bench/entries.mjs [--quick]
 import { performance } from 'node:perf_hooks';
 import { LuaFactory } from 'wasmoon';
 import { createEngine } from '../pkg/index.js';
+import { QUICK, stats, versus, interleaved, writeResults } from './results.mjs';
 
-const QUICK = process.argv.includes('--quick');
+const started = performance.now();
 const RUNS = QUICK ? 5 : 11;
 const SECTIONS = 200;
-
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
-};
-const fmt = ({ min, median, max }, unit, digits = 0) =>
-  `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
 const engine = await createEngine();
 let src = '# Entries\n';
@@ -51,22 +45,16 @@ function bareState() {
   return ((performance.now() - t0) * 1000) / SECTIONS;
 }
 
-await runvilEntry();
-bareState();
-const entry = [];
-const bare = [];
-for (let i = 0; i < RUNS; i++) {
-  if (i % 2 === 0) {
-    entry.push(await runvilEntry());
-    bare.push(bareState());
-  } else {
-    bare.push(bareState());
-    entry.push(await runvilEntry());
-  }
-}
-const ratio = entry.map((e, i) => e / bare[i]);
+const [entry, bare] = await interleaved(RUNS, [runvilEntry, async () => bareState()]);
+const figure = versus('one section entry', 'µs', entry, 'a bare Lua state in wasm (wasmoon)', bare,
+  { max: 2, of: 'ratio', text: '≤ 2× a bare Lua state' });
+figure.ratioPairs = stats(entry.map((e, i) => e / bare[i]));
+figure.runs = RUNS;
+figure.sections = SECTIONS;
+const fmt = ({ min, median, max }, unit, digits = 0) =>
+  `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 console.log(`section entry vs a bare Lua state, both in wasm (${RUNS} interleaved samples of ${SECTIONS})`);
-console.log(`  runvil entry       ${fmt(stats(entry), 'µs')}`);
-console.log(`  bare state (wasmoon) ${fmt(stats(bare), 'µs')}`);
-console.log(`  ratio              ${fmt(stats(ratio), 'x', 2)}`);
-export const figures = { entry: stats(entry), bare: stats(bare), ratio: stats(ratio) };
+console.log(`  runvil entry         ${fmt(figure, 'µs')}`);
+console.log(`  bare state (wasmoon) ${fmt(figure.peer, 'µs')}`);
+console.log(`  ratio of medians     ${figure.ratio.toFixed(2)}x; of pairs ${fmt(figure.ratioPairs, 'x', 2)}`);
+writeResults('entries', 'node bench/entries.mjs', { entry: figure }, started);

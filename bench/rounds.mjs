@@ -8,6 +8,8 @@
 //  - 1,000 `{{ var.big.k1 }}` placeholders rendered once, `var.big` of 10 / 1,000 / 10,000 keys:
 //    the run's time minus the same run whose prose has no placeholder (interleaved pairs).
 //
+// Writes bench/results/rounds.json.
+//
 //   node bench/rounds.mjs [--quick]      (against the current pkg/; RUNVIL_PKG=dir for another build)
 import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
@@ -15,18 +17,14 @@ import { pathToFileURL } from 'node:url';
 import { generateText, tool, stepCountIs } from 'ai';
 import { MockLanguageModelV2 } from 'ai/test';
 import { z } from 'zod';
+import { QUICK, stats, versus, interleaved as interleavedAll, writeResults, isMain } from './results.mjs';
 
-const QUICK = process.argv.includes('--quick');
+const started = performance.now();
 const ROUND_COUNTS = [10, 100, 1000];
-const RUNS = { 10: QUICK ? 5 : 21, 100: QUICK ? 3 : 9, 1000: QUICK ? 3 : 5 };
+// --quick: one sample at 1,000 rounds (the AI SDK takes about 10 s per 1,000-round loop).
+const RUNS = { 10: QUICK ? 5 : 21, 100: QUICK ? 3 : 9, 1000: QUICK ? 1 : 5 };
 const KEY_COUNTS = [10, 1000, 10000];
 const PLACEHOLDER_RUNS = QUICK ? 3 : 7;
-
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
-};
 
 const pkg = process.env.RUNVIL_PKG ? pathToFileURL(`${resolve(process.env.RUNVIL_PKG)}/index.js`).href : '../pkg/index.js';
 const { createEngine } = await import(pkg);
@@ -68,23 +66,7 @@ async function aiSdkLoop(rounds) {
   return t;
 }
 
-/** Interleaved samples of two workloads: AB, BA, AB, ... after one unmeasured warm-up each. */
-async function interleaved(runs, a, b) {
-  await a();
-  await b();
-  const as = [];
-  const bs = [];
-  for (let i = 0; i < runs; i++) {
-    if (i % 2 === 0) {
-      as.push(await a());
-      bs.push(await b());
-    } else {
-      bs.push(await b());
-      as.push(await a());
-    }
-  }
-  return [as, bs];
-}
+const interleaved = (runs, a, b) => interleavedAll(runs, [a, b]);
 
 const us = (ms) => ms * 1000;
 const cell = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}-${s.max.toFixed(0)})`;
@@ -137,4 +119,45 @@ export function printRounds({ rounds, summary, placeholders }) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) printRounds(await runRounds());
+/** The figures of bench/results/rounds.json. */
+export function roundsFigures({ rounds, summary, placeholders }) {
+  const figures = {};
+  for (const [n, r] of Object.entries(rounds)) {
+    const f = versus(`models.loop, ${Number(n).toLocaleString('en-US')} rounds: time per round`, 'µs',
+      r.runvilUsPerRound.samples, 'Vercel AI SDK', r.aiSdkUsPerRound.samples);
+    f.runs = r.runs;
+    figures[`loop${n}`] = f;
+  }
+  figures.growth = {
+    name: 'models.loop: per-round time at 1,000 rounds / at 10 rounds (medians)', unit: '×',
+    value: summary.runvil.perRound1000Over10, peer: { name: 'Vercel AI SDK', value: summary.aiSdk.perRound1000Over10 },
+    goal: { max: 2, of: 'value', text: '1,000 rounds ≤ 2× the per-round time of 10' },
+  };
+  figures.exponent = {
+    name: 'models.loop: total time ~ rounds^k, k from the medians at 10 and 1,000 rounds', unit: '',
+    value: summary.runvil.exponent, peer: { name: 'Vercel AI SDK', value: summary.aiSdk.exponent },
+  };
+  for (const [keys, p] of Object.entries(placeholders)) {
+    figures[`placeholders${keys}`] = {
+      name: `1,000 {{ var.big.k1 }} placeholders, var.big of ${Number(keys).toLocaleString('en-US')} keys (run minus the same run without them)`,
+      unit: 'ms', ...p.ms, runs: p.runs, runMs: p.runMs, baselineMs: p.baselineMs,
+    };
+  }
+  // Placeholders cost the size of what they read: at 10,000 keys no more than at 10, up to the
+  // noise of the runs they are the difference of (the spread of the baseline run at 10,000 keys).
+  const small = placeholders[KEY_COUNTS[0]];
+  const big = placeholders[KEY_COUNTS.at(-1)];
+  const noise = big.baselineMs.max - big.baselineMs.min;
+  figures.placeholderGrowth = {
+    name: '1,000 placeholders: cost at 10,000 keys less cost at 10 keys (medians)', unit: 'ms',
+    value: big.ms.median - small.ms.median, noise,
+    goal: { max: noise, of: 'value', text: 'flat: within the spread (max − min) of the baseline run at 10,000 keys' },
+  };
+  return figures;
+}
+
+if (isMain(import.meta.url)) {
+  const r = await runRounds();
+  printRounds(r);
+  writeResults('rounds', 'node bench/rounds.mjs', roundsFigures(r), started);
+}

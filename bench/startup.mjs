@@ -5,15 +5,19 @@
 //  - first result: a trivial run right after it (Runvil: a one-block prompt returning 'ok';
 //    wasmoon: doString("return 'ok'"));
 //  - RSS added: the child's resident set after the first result less before createEngine.
-// min / median / max over the samples, and the ratio of the medians.
+// min / median / max over the samples, and the ratio of the medians. Goals (issue 9 item 3):
+// createEngine + first run at most 1.5x wasmoon's, the RSS one engine adds at most 2x.
+// A third arm runs Runvil's child under `node --no-wasm-lazy-compilation` (V8 compiles every wasm
+// function up front): how much of the first run is V8 compiling the functions it touches.
+// Writes bench/results/startup.json.
 //
 //   node bench/startup.mjs [--quick]
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { ROOT, QUICK, versus, writeResults } from './results.mjs';
 
-const QUICK = process.argv.includes('--quick');
+const started = performance.now();
 const RUNS = QUICK ? 5 : 11;
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const CHILD = {
   runvil: `
@@ -38,33 +42,41 @@ const CHILD = {
     console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
 };
 
-const sample = (name) =>
-  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
+CHILD.eager = CHILD.runvil;
+const FLAGS = { runvil: [], wasmoon: [], eager: ['--no-wasm-lazy-compilation'] };
 
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
-};
+const sample = (name) =>
+  JSON.parse(execFileSync(process.execPath, [...FLAGS[name], '--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
+
 const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
-const samples = { runvil: [], wasmoon: [] };
+const samples = { runvil: [], wasmoon: [], eager: [] };
 for (let i = 0; i < RUNS; i++) {
-  const order = i % 2 === 0 ? ['runvil', 'wasmoon'] : ['wasmoon', 'runvil'];
+  const order = i % 2 === 0 ? ['runvil', 'wasmoon', 'eager'] : ['eager', 'wasmoon', 'runvil'];
   for (const name of order) samples[name].push(sample(name));
 }
+const GOALS = {
+  sum: { max: 1.5, of: 'ratio', text: '≤ 1.5× wasmoon' },
+  rss: { max: 2, of: 'ratio', text: '≤ 2× wasmoon' },
+};
 const figures = {};
 console.log(`start-up, fresh process per sample (${RUNS} samples each, interleaved)`);
 for (const [key, label, unit, scale] of [
-  ['create', 'createEngine', 'ms', 1],
-  ['first', 'first trivial run', 'ms', 1],
+  ['create', 'createEngine (fresh process)', 'ms', 1],
+  ['first', 'first trivial run right after createEngine', 'ms', 1],
   ['sum', 'createEngine + first run', 'ms', 1],
-  ['rss', 'RSS added', 'MiB', 1 / 2 ** 20],
+  ['rss', 'RSS added by one engine', 'MiB', 1 / 2 ** 20],
 ]) {
-  const of = (name) => stats(samples[name].map((s) => (key === 'sum' ? s.create + s.first : s[key]) * scale));
-  const r = of('runvil');
-  const w = of('wasmoon');
-  figures[key] = { runvil: r, wasmoon: w, ratio: r.median / w.median };
-  console.log(`  ${label.padEnd(26)} runvil ${fmt(r)} ${unit}; wasmoon ${fmt(w)} ${unit}; ratio ${(r.median / w.median).toFixed(2)}`);
+  const of = (name) => samples[name].map((s) => (key === 'sum' ? s.create + s.first : s[key]) * scale);
+  const f = versus(label, unit, of('runvil'), 'wasmoon', of('wasmoon'), GOALS[key]);
+  f.runs = RUNS;
+  figures[key] = f;
+  console.log(`  ${label.padEnd(44)} runvil ${fmt(f)} ${unit}; wasmoon ${fmt(f.peer)} ${unit}; ratio ${f.ratio.toFixed(2)}`);
 }
-export { figures };
+for (const [key, label] of [['create', 'createEngine'], ['first', 'first trivial run']]) {
+  const f = versus(`${label} under --no-wasm-lazy-compilation`, 'ms', samples.eager.map((s) => s[key]), 'Runvil, lazy compilation (the default)', samples.runvil.map((s) => s[key]));
+  f.runs = RUNS;
+  figures[`${key}Eager`] = f;
+  console.log(`  ${f.name.padEnd(44)} ${fmt(f)} ms; by default ${fmt(f.peer)} ms`);
+}
+writeResults('startup', 'node bench/startup.mjs', figures, started);

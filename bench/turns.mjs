@@ -3,21 +3,17 @@
 // loop waited for a turn), and an abort() fired after 200 ms measures how long the run takes to
 // end Cancelled. One row per kind of work: plain Lua, pattern matching, table.sort, pcall(error).
 //
-//   node bench/turns.mjs [--runs N]    (against the current pkg/)
-import { fileURLToPath } from 'node:url';
+// Writes bench/results/turns.json.
+//
+//   node bench/turns.mjs [--quick] [--runs N]    (against the current pkg/)
 import { performance } from 'node:perf_hooks';
+import { QUICK, isMain, stats, writeResults } from './results.mjs';
 
 export const WORKLOADS = {
   'Lua loop': 'local n = 0 while true do n = n + 1 end',
   'string.find .-b (2 KB)': 'local s = ("a"):rep(2000) while true do s:find(".-b") end',
   'table.sort 100k': 'local t = {} for i = 1, 100000 do t[i] = (i * 7919) % 100003 end while true do table.sort(t) end',
   'pcall(error, {})': 'while true do pcall(error, {}) end',
-};
-
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
 };
 
 async function once(engine, lua) {
@@ -67,7 +63,16 @@ export function printTurns(results) {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (isMain(import.meta.url)) {
+  const started = performance.now();
   const i = process.argv.indexOf('--runs');
-  printTurns(await runTurns({ runs: i > 0 ? Number(process.argv[i + 1]) : 5 }));
+  const runs = i > 0 ? Number(process.argv[i + 1]) : QUICK ? 3 : 5;
+  const r = await runTurns({ runs });
+  printTurns(r);
+  const figures = {};
+  Object.entries(r).forEach(([name, t], k) => {
+    figures[`gap${k}`] = { name: `${name}: longest wait of the event loop`, unit: 'ms', ...t.longestGapMs, work: name, runs };
+    figures[`abort${k}`] = { name: `${name}: abort() to Cancelled`, unit: 'ms', ...t.abortLatencyMs, work: name, runs };
+  });
+  writeResults('turns', i > 0 ? `node bench/turns.mjs --runs ${runs}` : 'node bench/turns.mjs', figures, started);
 }
