@@ -124,6 +124,12 @@ G_MT.__index = function(t, k)
     if h1 then return argv_value end
     return check(E.argv_frozen())
   end
+  -- var's proxy is made on first read: an entry that never reads var does not pay for it.
+  if k == 'var' and not assigned.var then
+    local v = check(E.var_root())
+    raw_set(t, 'var', v)
+    return v
+  end
   local p = PART_OF[k]
   if p and not assigned[k] then
     part(p)
@@ -142,7 +148,7 @@ G_MT.__newindex = function(t, k, v)
     if h1 then argv_value = v; return end
     raise('lua', 'argv is frozen after the H1 pass; repair it in the H1 body')
   end
-  if PART_OF[k] then assigned[k] = true end
+  if PART_OF[k] or k == 'var' then assigned[k] = true end
   if k == 'prose' then raise('lua', 'prose is read-only: it is the rendered prose above the current block') end
   local mt = user_mt
   if mt ~= nil then

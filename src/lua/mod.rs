@@ -225,12 +225,6 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
 
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
-    let var = values::make_proxy(
-        &lua,
-        &proxy_shims,
-        values::JsonHandle { root: ctx.chain.var.clone(), path: Vec::new(), access: values::Access::Var },
-    )?;
-    g.raw_set("var", var)?;
     if let Some(item) = &ctx.item {
         g.raw_set("item", values::to_lua(&lua, item, &marks)?)?;
     }

@@ -76,6 +76,7 @@ engine_functions! {
         PromptGet = "prompt_get",
         PromptList = "prompt_list",
         // The var proxies.
+        VarRoot = "var_root",
         VarIndex = "var_index",
         VarNewindex = "var_newindex",
         VarLen = "var_len",
@@ -281,6 +282,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
         Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
         Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
+        Op::VarRoot => globals::var_root(lua, env),
         Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
