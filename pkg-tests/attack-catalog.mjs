@@ -368,7 +368,7 @@ export const attacks = [
   },
   { group: 'resource', area: 'issue 10 defects', name: '#12 math.frexp of infinities', lua: "local m, e = math.frexp(math.huge)\nreturn tostring(m) .. ',' .. e", expect: { result: 'inf,0' } },
   { group: 'resource', area: 'issue 10 defects', name: '#12 a prompt without a title names its section', source: "Hello\n\n```lua\nerror('x')\n```\n", expect: { kind: 'Lua', message: '# (untitled):4: x' } },
-  { group: 'resource', area: 'issue 10 defects', name: '#12 string.format hides addresses', lua: "return select(2, pcall(string.format, '%p', {}))", expect: { result: "bad argument #1 to 'format' (%p is not available: addresses differ between runs)" } },
+  { group: 'resource', area: 'issue 10 defects', name: '#12 string.format hides addresses', lua: "return select(2, pcall(string.format, '%p', {}))", expect: { result: "bad argument #1 to 'string.format' (%p is not available: addresses differ between runs)" } },
 
   // ---------------------------------------------------------------- JSON and var
   { group: 'resource', area: 'json', name: 'json.encode of a 100,000-deep table', lua: `${deepTable(100000)}\nreturn json.encode(t)`, expect: { kind: 'Lua', message: 'json.encode: a table that refers to itself (or nests deeper than 200 levels) is not JSON data' } },

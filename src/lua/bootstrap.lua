@@ -13,8 +13,10 @@ local G, E = ...
 -- costs: the code below looks each function up in E where it calls it, never while this chunk runs, so a
 -- section entry binds only what its blocks use.
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
-local raw_set = rawset
-local type, tostring, next, select, unpack = type, tostring, next, select, table.unpack
+local raw_set, raw_get, raw_find = rawset, rawget, string.find
+-- (tostring, string.format and math.frexp are Lua's own, patched in C for determinism:
+-- wasm-support/lua-patches/determinism.patch.)
+local type, tostring, next, select = type, tostring, next, select
 
 -- Protected: a prompt that could reach this table could give it a `__gc`, and every error value
 -- made after that would be registered for finalization behind setmetatable's refusal (issue 10,
@@ -93,76 +95,6 @@ G.xpcall = function(f, handler, ...)
   end, ...))
 end
 
--- The same seed repeats a run byte for byte (docs/language.md, "Determinism"): tostring and
--- string.format name tables and functions by a per-VM counter, never by address; %p is refused.
-local raw_tostring, raw_match, raw_format, raw_find, raw_get = tostring, string.match, string.format, string.find, rawget
-local ids, last_id = raw_setmetatable({}, { __mode = 'k' }), 0
-local HAS_ADDRESS = { table = true, ['function'] = true, userdata = true, thread = true }
-tostring = function(...)
-  if select('#', ...) == 0 then raw_error("bad argument #1 to 'tostring' (value expected)", 2) end
-  local v = ...
-  local s = raw_tostring(v)
-  if HAS_ADDRESS[type(v)] then
-    local prefix = raw_match(s, '^(.*): 0x%x+$')
-    if prefix then
-      local id = ids[v]
-      if not id then last_id = last_id + 1; id = last_id; ids[v] = id end
-      return raw_format('%s: 0x%08x', prefix, id)
-    end
-  end
-  return s
-end
-G.tostring = tostring
--- Only arguments that feed a `%s` are named by the counter: any other conversion gets the value
--- itself, so a table given to `%d` or `%q` raises Lua's own error ("no literal"). The format is
--- walked spec by spec, so `%%p` (a percent sign, then p) is not taken for `%p`.
--- Lua's own errors from format are raised again at the caller's level, named as Lua names them
--- (called through pcall, format has no name of its own and says '?').
-local raw_select, raw_gsub = select, string.gsub
-local function formatted(ok, ...)
-  if ok then return ... end
-  local e = ...
-  if type(e) == 'string' then e = raw_gsub(e, "^bad argument #(%d+) to '%?'", "bad argument #%1 to 'format'") end
-  raw_error(e, 2)
-end
-string.format = function(fmt, ...)
-  if type(fmt) ~= 'string' then return formatted(raw_pcall(raw_format, fmt, ...)) end
-  local n, has_p = raw_select('#', ...), raw_find(fmt, 'p', 1, true)
-  local addressed = false
-  for i = 1, n do
-    if HAS_ADDRESS[type((raw_select(i, ...)))] then addressed = true; break end
-  end
-  if not (addressed or has_p) then return formatted(raw_pcall(raw_format, fmt, ...)) end
-  local args, i, arg = nil, 1, 0
-  while true do
-    local s = raw_find(fmt, '%', i, true)
-    if not s then break end
-    local spec, conv = raw_match(fmt, '^([-+ #0]*%d*%.?%d*)(.?)', s + 1)
-    if conv == '%' and spec == '' then
-      i = s + 2
-    else
-      -- A %p Lua would accept (flag '-', a width) is refused; any other is Lua's invalid conversion.
-      if conv == 'p' and raw_find(spec, '^%-?%d?%d?$') then
-        raw_error("bad argument #1 to 'format' (%p is not available: addresses differ between runs)", 2)
-      end
-      arg = arg + 1
-      if conv == 's' and arg <= n and HAS_ADDRESS[type((raw_select(arg, ...)))] then
-        args = args or { ... }
-        args[arg] = tostring(args[arg])
-      end
-      i = s + 2 + #spec
-    end
-  end
-  if args then return formatted(raw_pcall(raw_format, fmt, unpack(args, 1, n))) end
-  return formatted(raw_pcall(raw_format, fmt, ...))
-end
--- math.frexp of an infinity or NaN answers (x, 0), as C's frexp leaves the exponent unset there.
-local frexp, huge = math.frexp, math.huge
-math.frexp = function(x)
-  if x ~= x or x == huge or x == -huge then return x, 0 end
-  return frexp(x)
-end
-
 -- _G's metatable belongs to the Engine: `prose` and `argv` are not raw globals, they resolve
 -- here. A prompt's own setmetatable(_G, mt) is kept aside and consulted for every other miss,
 -- so `__index` defaults and strict-mode metatables behave as the author wrote them.
@@ -170,7 +102,9 @@ local user_mt = nil
 -- The Engine globals whose code loads on first read (lua/parts/*.lua, see `part` below), by the
 -- part that defines them, and those a block assigned before reading: its value stands.
 local PART_OF = { jump = 'control', call = 'control', require = 'control', tasks = 'tasks',
-  tools = 'tools', packs = 'tools', models = 'models' }
+  tools = 'tools', packs = 'tools', models = 'models', json = 'basics', store = 'basics', log = 'basics',
+  untrusted = 'basics', sys = 'basics', prompt = 'basics', ui = 'basics', messages = 'basics',
+  compactors = 'basics' }
 local assigned = {}
 local part
 -- In the H1 pass argv is an ordinary value the H1 blocks may repair; the Engine freezes what
@@ -190,6 +124,12 @@ G_MT.__index = function(t, k)
     if h1 then return argv_value end
     return check(E.argv_frozen())
   end
+  -- var's proxy is made on first read: an entry that never reads var does not pay for it.
+  if k == 'var' and not assigned.var then
+    local v = check(E.var_root())
+    raw_set(t, 'var', v)
+    return v
+  end
   local p = PART_OF[k]
   if p and not assigned[k] then
     part(p)
@@ -208,7 +148,7 @@ G_MT.__newindex = function(t, k, v)
     if h1 then argv_value = v; return end
     raise('lua', 'argv is frozen after the H1 pass; repair it in the H1 body')
   end
-  if PART_OF[k] then assigned[k] = true end
+  if PART_OF[k] or k == 'var' then assigned[k] = true end
   if k == 'prose' then raise('lua', 'prose is read-only: it is the rendered prose above the current block') end
   local mt = user_mt
   if mt ~= nil then
@@ -257,23 +197,6 @@ G.getmetatable = function(...)
   return raw_getmetatable(t)
 end
 
--- A sealed table: reads go to `get` (a Rust function answering in the check convention),
--- writes and metatable changes are refused.
-local function sealed(name, get)
-  return raw_setmetatable({}, {
-    __index = function(_, k) return check(get(k)) end,
-    __newindex = function(_, k) raise('lua', name .. " is sealed; cannot set '" .. tostring(k) .. "'") end,
-    __metatable = name .. ' is sealed',
-  })
-end
-G.sys = sealed('sys', function(k) return E.sys_get(k) end)
-local function list(heading) return check(E.prompt_list(heading)) end
-G.prompt = sealed('prompt', function(k)
-  if k == 'list' then return true, list end
-  return E.prompt_get(k)
-end)
-G.ui = sealed('ui', function(k) return E.ui_get(k) end)
-
 -- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
 -- assigning line. Rust builds the proxies with these metamethods.
 local var_mt_fns = {
@@ -296,23 +219,6 @@ local var_mt_fns = {
   end,
 }
 
-G.json = {
-  null = E.json_null,
-  array = function(...) return E.json_array(...) end,
-  encode = function(v) return check(E.json_encode(v)) end,
-  decode = function(s) return check(E.json_decode(s)) end,
-}
--- store: the eight calls; each suspends while the store answers.
-local store = {}
-for _, name in next, { 'write', 'append', 'read', 'read_numbered', 'str_replace', 'delete', 'exists', 'glob' } do
-  local key = 'store_' .. name
-  store[name] = function(...) return check(E[key](...)) end
-end
-G.store = store
-
-G.log = function(message) return check(E.log(message)) end
-G.untrusted = function(s) return check(E.untrusted(s)) end
-
 -- Names of features not built yet. Calling them is a clear error, never a silent no-op.
 local function unavailable_fn(name)
   return function() raise('lua', name .. ' is not available in this version of Runvil') end
@@ -324,8 +230,6 @@ local function unavailable_table(name, present)
     __metatable = name .. ' is sealed',
   })
 end
-G.compactors = unavailable_table('compactors')
-G.messages = E.messages
 
 -- Every model handle's `infer` field answers this function (lua/handles.rs holds it).
 local function model_infer(handle, p) return check(E.infer(p, handle.role)) end

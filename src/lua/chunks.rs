@@ -1,5 +1,5 @@
 //! The Engine's own Lua code, compiled once per thread and loaded into each section VM as
-//! *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: control flow,
+//! *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: the everyday globals, control flow,
 //! tasks, tools and packs, models, Pack preludes) load the first time a block reads one of their
 //! globals, so an entry pays only for what it uses (issue 9: a section entry near the cost of a
 //! bare Lua state).
@@ -18,6 +18,8 @@ use std::ffi::CStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chunk {
     Bootstrap,
+    /// `json`, `store`, `log`, `untrusted`, `sys`, `prompt`, `ui`, `messages`, `compactors`.
+    Basics,
     /// `jump`, `call`, `require`.
     Control,
     Tasks,
@@ -28,7 +30,7 @@ pub enum Chunk {
 }
 
 impl Chunk {
-    const ALL: [Chunk; 6] = [Chunk::Bootstrap, Chunk::Control, Chunk::Tasks, Chunk::Tools, Chunk::Models, Chunk::Preludes];
+    const ALL: [Chunk; 7] = [Chunk::Bootstrap, Chunk::Basics, Chunk::Control, Chunk::Tasks, Chunk::Tools, Chunk::Models, Chunk::Preludes];
 
     /// The part's name as bootstrap.lua asks for it (`E.load_part(name)`); the bootstrap is no part.
     pub fn part(name: &str) -> Option<Chunk> {
@@ -38,6 +40,7 @@ impl Chunk {
     fn name(self) -> &'static str {
         match self {
             Chunk::Bootstrap => "bootstrap",
+            Chunk::Basics => "basics",
             Chunk::Control => "control",
             Chunk::Tasks => "tasks",
             Chunk::Tools => "tools",
@@ -50,6 +53,7 @@ impl Chunk {
     fn chunk_name(self) -> &'static CStr {
         match self {
             Chunk::Bootstrap => c"=runvil bootstrap",
+            Chunk::Basics => c"=runvil basics",
             Chunk::Control => c"=runvil control",
             Chunk::Tasks => c"=runvil tasks",
             Chunk::Tools => c"=runvil tools",
@@ -62,6 +66,7 @@ impl Chunk {
     fn source(self) -> &'static str {
         match self {
             Chunk::Bootstrap => include_str!(concat!(env!("OUT_DIR"), "/bootstrap.min.lua")),
+            Chunk::Basics => include_str!(concat!(env!("OUT_DIR"), "/parts/basics.min.lua")),
             Chunk::Control => include_str!(concat!(env!("OUT_DIR"), "/parts/control.min.lua")),
             Chunk::Tasks => include_str!(concat!(env!("OUT_DIR"), "/parts/tasks.min.lua")),
             Chunk::Tools => include_str!(concat!(env!("OUT_DIR"), "/parts/tools.min.lua")),
@@ -97,7 +102,7 @@ impl Chunk {
 }
 
 thread_local! {
-    static BYTECODE: [OnceCell<&'static [u8]>; 6] = const { [const { OnceCell::new() }; 6] };
+    static BYTECODE: [OnceCell<&'static [u8]>; 7] = const { [const { OnceCell::new() }; 7] };
 }
 
 /// A copy of `bytes` that lives as long as the program, 4-byte aligned: a fixed load points

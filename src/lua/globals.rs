@@ -146,6 +146,12 @@ pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answe
     }
 }
 
+/// `var` itself, made the first time a block reads it (bootstrap.lua's `_G` metatable).
+pub fn var_root(lua: &Lua, env: &Env) -> Answer {
+    let handle = values::JsonHandle { root: env.ctx.chain.var.clone(), path: Vec::new(), access: values::Access::Var };
+    ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+}
+
 /// `var` as a prelude sees it: read-only at every depth.
 pub fn prelude_var(lua: &Lua, env: &Env) -> Answer {
     let handle = values::JsonHandle { root: env.ctx.chain.var.clone(), path: Vec::new(), access: values::Access::PreludeVar };

@@ -91,10 +91,9 @@ fn handle_index(lua: &Lua, this: &Handle, key: &Value) -> mlua::Result<Value> {
             }
         }
         (Handle::Model(_), "infer") => lua.named_registry_value(MODEL_INFER),
-        (Handle::Messages, "user" | "system" | "assistant") => {
-            let appenders: Table = lua.named_registry_value(APPENDERS)?;
-            appenders.raw_get(field.as_str())
-        }
+        (Handle::Messages, "user") => appender(lua, "user"),
+        (Handle::Messages, "system") => appender(lua, "system"),
+        (Handle::Messages, "assistant") => appender(lua, "assistant"),
         (Handle::Messages, _) => match key {
             Value::Integer(i) if *i >= 1 && (*i as usize) <= c.messages.borrow().len() => {
                 lua.create_userdata(Handle::Record(*i as usize - 1)).map(Value::UserData)
@@ -138,7 +137,7 @@ fn marks(lua: &Lua) -> mlua::Result<values::Marks> {
 /// The VM's one object for a tool or Pack, made on first use and kept in a registry cache, so
 /// every read hands out the same value (`==` and table keys work).
 fn cached_object(lua: &Lua, cache: &str, idx: usize, handle: Handle) -> mlua::Result<AnyUserData> {
-    let cache: Table = lua.named_registry_value(cache)?;
+    let cache = registry_table(lua, cache)?;
     if let Value::UserData(ud) = cache.raw_get::<Value>(idx + 1)? {
         return Ok(ud);
     }
@@ -171,19 +170,44 @@ pub fn handle_of(v: &Value) -> Option<Handle> {
     }
 }
 
-/// Sets up a VM's handles: the entry's [`Env`] as app data (handles read it), the object
-/// caches, `E.messages` and its appenders.
-pub fn install(lua: &Lua, e: &Table, env: &Rc<Env>) -> mlua::Result<()> {
+/// Sets up a VM's handles: the entry's [`Env`] as app data (handles read it). Everything else a
+/// handle needs is made on first use.
+pub fn install(lua: &Lua, env: &Rc<Env>) -> mlua::Result<()> {
     lua.set_app_data(env.clone());
-    lua.set_named_registry_value(TOOL_OBJECTS, lua.create_table()?)?;
-    lua.set_named_registry_value(PACK_OBJECTS, lua.create_table()?)?;
-    e.raw_set("messages", lua.create_userdata(Handle::Messages)?)?;
-    let appenders = lua.create_table()?;
-    for role in ["user", "system", "assistant"] {
-        appenders.raw_set(role, ops::rust_function(lua, env, RustFn::AppendMessage(role))?)?;
-    }
-    lua.set_named_registry_value(APPENDERS, appenders)?;
     Ok(())
+}
+
+/// A table the VM keeps in its registry under `key`, made empty on first use: most entries never
+/// touch a tool, a Pack or `messages`, and an entry pays only for what it uses.
+fn registry_table(lua: &Lua, key: &str) -> mlua::Result<Table> {
+    match lua.named_registry_value::<Value>(key)? {
+        Value::Table(t) => Ok(t),
+        _ => {
+            let t = lua.create_table()?;
+            lua.set_named_registry_value(key, &t)?;
+            Ok(t)
+        }
+    }
+}
+
+/// `E.messages_object()`: the `messages` global's object (the `basics` part asks once per VM).
+pub fn messages_object(lua: &Lua) -> Answer {
+    values::ok(lua, lua.create_userdata(Handle::Messages)?)
+}
+
+/// `messages:user` (and `system`, `assistant`): one Rust function per role and VM, made on first
+/// read, so `messages.user == messages.user`.
+fn appender(lua: &Lua, role: &'static str) -> mlua::Result<Value> {
+    let appenders = registry_table(lua, APPENDERS)?;
+    match appenders.raw_get::<Value>(role)? {
+        Value::Function(f) => Ok(Value::Function(f)),
+        _ => {
+            let env = lua.app_data_ref::<Rc<Env>>().map(|env| env.clone()).ok_or_else(|| mlua::Error::runtime("no entry"))?;
+            let f = ops::rust_function(lua, &env, RustFn::AppendMessage(role))?;
+            appenders.raw_set(role, &f)?;
+            Ok(Value::Function(f))
+        }
+    }
 }
 
 /// `messages:user(text)` (and `system`, `assistant`): appends a record to the conversation.

@@ -63,7 +63,7 @@ const BASE_REMOVED: &[&str] =
 const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage"];
 
 /// The Engine's global names (`SURFACE.md`): the sandbox keeps them, and a Pack prelude may not
-/// define them (bootstrap.lua receives this list as `E.engine_globals`).
+/// define them (parts/preludes.lua asks for this list with `E.engine_globals()`).
 pub const ENGINE_GLOBALS: &[&str] = &[
     "args",
     "argv",
@@ -204,7 +204,6 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let suspend_factory = Rc::new(OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
-    e.raw_set("engine_globals", lua.create_sequence_from(ENGINE_GLOBALS.iter().copied())?)?;
     let env = Rc::new(ops::Env {
         ctx: ctx.clone(),
         marks: marks.clone(),
@@ -213,7 +212,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         suspending: OnceCell::new(),
         suspend_factory: suspend_factory.clone(),
     });
-    handles::install(&lua, &e, &env)?;
+    handles::install(&lua, &env)?;
     ops::install(&lua, &e, &env)?;
 
     let internals: Table = chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
@@ -226,12 +225,6 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
 
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
-    let var = values::make_proxy(
-        &lua,
-        &proxy_shims,
-        values::JsonHandle { root: ctx.chain.var.clone(), path: Vec::new(), access: values::Access::Var },
-    )?;
-    g.raw_set("var", var)?;
     if let Some(item) = &ctx.item {
         g.raw_set("item", values::to_lua(&lua, item, &marks)?)?;
     }

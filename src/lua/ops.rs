@@ -76,6 +76,7 @@ engine_functions! {
         PromptGet = "prompt_get",
         PromptList = "prompt_list",
         // The var proxies.
+        VarRoot = "var_root",
         VarIndex = "var_index",
         VarNewindex = "var_newindex",
         VarLen = "var_len",
@@ -125,6 +126,10 @@ engine_functions! {
         TaskCancel = "task_cancel",
         // The Engine's Lua parts (lua/chunks.rs).
         LoadPart = "load_part",
+        /// The `messages` object (made when the `basics` part loads).
+        MessagesObject = "messages_object",
+        /// The Engine's global names, for the checks on Pack preludes.
+        EngineGlobals = "engine_globals",
     }
 }
 
@@ -211,7 +216,7 @@ pub fn rust_function(lua: &Lua, env: &Rc<Env>, f: RustFn) -> mlua::Result<Functi
 }
 
 /// Makes `E` bind its functions on first read. `E` already holds the Engine's values (`h1`,
-/// `json_null`, `messages`, `engine_globals`); any other key must name an [`Op`] or a
+/// `json_null`); any other key must name an [`Op`] or a
 /// [`SuspendOp`].
 pub fn install(lua: &Lua, e: &Table, env: &Rc<Env>) -> mlua::Result<()> {
     let mt = lua.create_table()?;
@@ -277,6 +282,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
         Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
         Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
+        Op::VarRoot => globals::var_root(lua, env),
         Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
@@ -319,6 +325,8 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::TaskStatus => control_api::status(lua, env, &a.get(0)),
         Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
         Op::LoadPart => load_part(lua, &a.get(0)),
+        Op::MessagesObject => handles::messages_object(lua),
+        Op::EngineGlobals => values::ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
     }
 }
 
@@ -384,9 +392,10 @@ mod tests {
     /// reaches it.
     #[test]
     fn every_engine_name_in_bootstrap_is_an_op() {
-        const VALUES: &[&str] = &["h1", "json_null", "messages", "engine_globals"];
+        const VALUES: &[&str] = &["h1", "json_null"];
         let source = [
             include_str!("bootstrap.lua"),
+            include_str!("parts/basics.lua"),
             include_str!("parts/control.lua"),
             include_str!("parts/tasks.lua"),
             include_str!("parts/tools.lua"),

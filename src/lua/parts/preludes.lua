@@ -16,7 +16,7 @@ local math_type, utf8_len = core.math_type, std.utf8.len
 local ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS -- the reserved names, made by the first install
 local function reserved_names()
   ENGINE_GLOBALS, STD_GLOBALS, KEYWORDS = {}, {}, {}
-  for _, n in next, E.engine_globals do ENGINE_GLOBALS[n] = true end
+  for _, n in next, check(E.engine_globals()) do ENGINE_GLOBALS[n] = true end
   for _, n in next, { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pairs', 'pcall', 'select',
     'setmetatable', 'tonumber', 'tostring', 'type', 'xpcall', 'string', 'table', 'math', 'utf8', '_G', '_VERSION',
     'load', 'dofile', 'loadfile', 'print', 'rawget', 'rawset', 'rawequal', 'rawlen', 'collectgarbage', 'coroutine',
