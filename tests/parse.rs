@@ -127,3 +127,17 @@ fn shared_library_replays_into_every_entry() {
     let src = "# T\n\n```lua shared\nfunction twice(s) return s .. s end\ncount = (count or 0) + 1\nreturn 'discarded'\n```\n\n```lua\nvar.h1 = twice('h')\n```\n\n## A\n\n```lua\nvar.a = twice('a') .. count\n```\n\n## B\n\n```lua\nreturn var.h1 .. var.a .. count\n```\n";
     assert_eq!(result(src, ""), "hhaa11");
 }
+
+/// The build replaces pulldown-cmark's table of HTML named character references with a stub
+/// (wasm-support/cmark-stubs/entities.rs, for size): prose never depended on it (it is sliced from
+/// the source), and a fence's info string now keeps a named reference as written, while numeric
+/// references still decode there.
+#[test]
+fn character_references_in_prose_and_fence_info_strings() {
+    let src = "# T\n\n## Main\n\na &amp; b &#38; c &nbsp;\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(src, ""), "a &amp; b &#38; c &nbsp;");
+    let src = "# T\n\n## Main\n\n```lua&nbsp;\nreturn 'fence'\n```\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(src, ""), "```lua&nbsp;\nreturn 'fence'\n```");
+    let src = "# T\n\n## Main\n\n```l&#117;a\nreturn 'numeric'\n```\n";
+    assert_eq!(result(src, ""), "numeric");
+}

@@ -55,8 +55,8 @@ const BASE_ALLOWED: &[&str] = &[
 /// What the base library and the opened libraries define beyond [`BASE_ALLOWED`]: removed from
 /// every VM once bootstrap.lua has captured what it needs (`coroutine` is opened for mlua's
 /// async functions only).
-const BASE_REMOVED: &[&str] =
-    &["collectgarbage", "coroutine", "dofile", "load", "loadfile", "print", "rawequal", "rawget", "rawlen", "rawset", "warn"];
+/// (`dofile` and `loadfile` are not registered at all: wasm-support/lua-patches/no-file-loading.patch.)
+const BASE_REMOVED: &[&str] = &["collectgarbage", "coroutine", "load", "print", "rawequal", "rawget", "rawlen", "rawset", "warn"];
 
 /// Base functions the official Lua test suite needs and the sandbox removes, kept only in the
 /// test-only `lua-testes` build (never the package): tests/lua-testes/PATCHES.md says why.
