@@ -7,6 +7,9 @@ import { engineOptions, loadModule } from './load.js';
 import { makeEngine } from './engine.js';
 
 export * from './public.js';
+// The Durable Object store works only here: a Durable Object namespace exists only in workerd.
+export { durableObjectStore } from './durable-store.js';
+export { RunvilStoreObject } from './durable-object.js';
 
 /**
  * @param {{ wasm?: WebAssembly.Module }} [options] defaults to the bundled module
