@@ -58,7 +58,7 @@ function writeConfig(dir, gateURL) {
     return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
   });
   mkdirSync(join(dir, 'data'), { recursive: true });
-  const namespaces = ['CheckedStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
+  const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
   writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
@@ -79,6 +79,7 @@ const main :Workerd.Worker = (
   durableObjectStorage = (localDisk = "data"),
   bindings = [
     (name = "STORE", durableObjectNamespace = "CheckedStoreObject"),
+    (name = "PAUSING", durableObjectNamespace = "PausingStoreObject"),
     (name = "FAILING", durableObjectNamespace = "FailingStoreObject"),
     (name = "NOTSTORE", durableObjectNamespace = "NotAStoreObject"),
     (name = "GATE_URL", text = "${gateURL}"),
@@ -262,4 +263,159 @@ test('a batch larger than one transaction is staged, then made visible in one tr
   const small = await dump(server, 'batch');
   clean(small.verify);
   assert.equal(small.verify.chunks, 20);
+});
+
+// ---- crashes -------------------------------------------------------------------------------------
+
+const KILL_BLOCKS = 6;
+const BIG = 12;
+const SMALL = 30;
+
+/** Block b rewrites every file (12 of 320,000 bytes: 6 inline, 6 staged; 30 small), adds new/b.txt and deletes new/(b-1).txt. */
+function killBlock(b) {
+  return `for i = 1, ${BIG} do store.write('big/' .. i .. '.txt', string.rep(string.format('%d:%d;', ${b}, i), 80000)) end
+for i = 1, ${SMALL} do store.write('small/' .. i .. '.txt', string.format('small %d %d', ${b}, i)) end
+store.write('new/${b}.txt', 'new ${b}')${b > 1 ? `\nstore.delete('new/${b - 1}.txt')` : ''}`;
+}
+
+/** The files after the first `j` batches (one per block). */
+function stateAfter(j) {
+  if (j === 0) return {};
+  const files = {};
+  for (let i = 1; i <= BIG; i++) files[`big/${i}.txt`] = entry(`${j}:${i};`.repeat(80000));
+  for (let i = 1; i <= SMALL; i++) files[`small/${i}.txt`] = entry(`small ${j} ${i}`);
+  files[`new/${j}.txt`] = entry(`new ${j}`);
+  return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+const sorted = (files) => Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+test('workerd SIGKILLed mid-run leaves a prefix of the batches and no torn file (seeded trials)', { timeout: 300_000 }, async (t) => {
+  const seed = Number(process.env.RUNVIL_KILL_SEED ?? 20261201);
+  const random = mulberry32(seed);
+  const source = prompt(Array.from({ length: KILL_BLOCKS }, (_, i) => killBlock(i + 1)));
+  const seen = [];
+  for (let trial = 0; trial < 8; trial++) {
+    const killAfter = Math.floor(random() * KILL_BLOCKS); // batches acknowledged before the kill is armed
+    const delay = Math.floor(random() * 60); // then this many ms
+    const { dir, server } = await setup(t);
+    let acked = 0;
+    let killing = null;
+    const kill = () => {
+      killing ??= new Promise((resolve) => setTimeout(resolve, delay)).then(async () => {
+        const before = acked;
+        await server.kill();
+        return before;
+      });
+    };
+    if (killAfter === 0) kill();
+    const run = runPrompt(server, source, { ws: 'crash', onEvent: (e) => {
+      if (e.event === 'section_finished' && /^B\d+$/.test(e.section)) {
+        acked++;
+        if (acked === killAfter) kill();
+      }
+    } }).catch((error) => ({ error }));
+    const finished = await run;
+    const ackedAtKill = killing ? await killing : acked;
+    if (!killing) await server.kill(); // the run beat the kill: the whole run is the prefix
+    const label = `trial ${trial} (seed ${seed}): kill after ${killAfter} batches + ${delay} ms`;
+
+    const again = await startWorkerd(t, dir);
+    const state = await dump(again, 'crash');
+    const j = Array.from({ length: KILL_BLOCKS + 1 }, (_, k) => k).find((k) => JSON.stringify(sorted(state.files)) === JSON.stringify(stateAfter(k)));
+    assert.notEqual(j, undefined, `${label}: the workspace is not the state after any number of batches: ${JSON.stringify(Object.keys(state.files)).slice(0, 300)}`);
+    assert.ok(j >= ackedAtKill, `${label}: batch ${ackedAtKill} was acknowledged, the workspace holds ${j}`);
+    assert.deepEqual(state.verify.problems, [], label);
+    // The next run takes the workspace and sweeps what a dead run staged.
+    const next = await runPrompt(again, prompt(["return #store.glob('**/*.txt')"]), { ws: 'crash' });
+    assert.equal(next.outcome.result, String(Object.keys(state.files).length), label);
+    const swept = await dump(again, 'crash');
+    clean(swept.verify);
+    const chunks = Object.values(stateAfter(j)).reduce((n, { size }) => n + Math.ceil(size / CHUNK_BYTES), 0);
+    assert.equal(swept.verify.chunks, chunks, `${label}: ${JSON.stringify({ j, swept: swept.verify })}`);
+    seen.push({ killAfter, delay, acked: ackedAtKill, holds: j, stagedLeft: state.verify.stagedVersions, runCompleted: Boolean(finished.outcome) });
+    await again.kill();
+  }
+  t.diagnostic(JSON.stringify(seen));
+});
+
+test('workerd SIGKILLed between staging a batch and applying it: the batch is absent, its chunks are swept', { timeout: 120_000 }, async (t) => {
+  const source = prompt(Array.from({ length: KILL_BLOCKS }, (_, i) => killBlock(i + 1)));
+  for (const killAtStage of [1, 4]) {
+    const { dir, server, gate } = await setup(t);
+    for (let n = 1; n < killAtStage; n++) gate.reached(`stage-${n}`).then(() => gate.open(`stage-${n}`));
+    const run = runPrompt(server, source, { ws: 'crash', ns: 'PAUSING' }).catch((error) => ({ error }));
+    await gate.reached(`stage-${killAtStage}`); // batch killAtStage's chunks are stored, its apply not sent
+    await server.kill();
+    assert.ok((await run).error, 'the run died with workerd');
+    const again = await startWorkerd(t, dir);
+    const state = await dump(again, 'crash', 'PAUSING');
+    assert.deepEqual(sorted(state.files), stateAfter(killAtStage - 1), `killed at stage ${killAtStage}`);
+    assert.deepEqual(state.verify.problems, []);
+    assert.equal(state.verify.stagedVersions, BIG - 6, 'the dead batch\'s staged files are recorded');
+    // The next run sweeps them.
+    const next = await runPrompt(again, prompt(["return 'next'"]), { ws: 'crash', ns: 'PAUSING' });
+    assert.equal(next.outcome.result, 'next');
+    clean((await dump(again, 'crash', 'PAUSING')).verify);
+    await again.kill();
+  }
+});
+
+// ---- two runs on one workspace -----------------------------------------------------------------
+
+const USES_GATE = 'uses: [gate]';
+
+test('two concurrent runs on one workspace take turns: the second waits for the first to end', { timeout: 120_000 }, async (t) => {
+  const { server, gate } = await setup(t);
+  const first = runPrompt(server, prompt([
+    "store.append('log.txt', 'A')",
+    "tools.call('gate/wait', { name = 'A' })",
+    "store.append('log.txt', 'A')\nreturn store.read('log.txt')",
+  ], USES_GATE), { ws: 'shared' });
+  await gate.reached('A'); // the first run has committed its first batch and holds the workspace
+  const second = runPrompt(server, prompt(["store.append('log.txt', 'B')\nreturn store.read('log.txt')"]), { ws: 'shared' });
+  while ((await getJSON(server, '/lease?ws=shared')).waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  gate.open('A');
+  assert.deepEqual((await first).outcome, { ok: true, result: 'AA', seed: '1' });
+  assert.deepEqual((await second).outcome, { ok: true, result: 'AAB', seed: '1' });
+  assert.deepEqual((await dump(server, 'shared')).files, { 'log.txt': entry('AAB') });
+  assert.deepEqual(await getJSON(server, '/lease?ws=shared'), { held: false, waiting: 0 });
+});
+
+test('a run cancelled while it waits for the workspace ends Cancelled and leaves the lease free', { timeout: 120_000 }, async (t) => {
+  const { server, gate } = await setup(t);
+  const holder = runPrompt(server, prompt(["store.write('a.txt', '1')", "tools.call('gate/wait', { name = 'H' })", "store.append('a.txt', '2')"], USES_GATE), { ws: 'c' });
+  await gate.reached('H');
+  const cancelled = await runPrompt(server, prompt(["store.write('a.txt', 'never')"]), { ws: 'c', query: '&cancelWhenWaiting=1' });
+  assert.equal(cancelled.outcome.ok, false);
+  assert.equal(cancelled.outcome.error.kind, 'Cancelled');
+  gate.open('H');
+  assert.equal((await holder).outcome.ok, true);
+  // The next run gets the workspace: the cancelled run's turn came and was given straight back.
+  const next = await runPrompt(server, prompt(["return store.read('a.txt')"]), { ws: 'c' });
+  assert.deepEqual(next.outcome, { ok: true, result: '12', seed: '1' });
+  assert.deepEqual(await getJSON(server, '/lease?ws=c'), { held: false, waiting: 0 });
+});
+
+// ---- failures ------------------------------------------------------------------------------------
+
+test('failures reach the run as Vfs errors; a missing binding is a TypeError at construction', { timeout: 120_000 }, async (t) => {
+  const { server } = await setup(t);
+  const failing = await runPrompt(server, prompt(["store.write('a.txt', 'x')\nreturn 'written'"]), { ns: 'FAILING' });
+  assert.deepEqual(failing.outcome.error, {
+    kind: 'Vfs',
+    section: '## B1',
+    message: "store backend failure: Durable Object store 'w': committing a batch of 1 change failed (SQLITE_FULL: database or disk is full)",
+  });
+  assert.deepEqual((await dump(server, 'w', 'FAILING')).files, {}, 'the failed batch left nothing');
+  const wrongClass = await runPrompt(server, prompt(["return 'ran'"]), { ns: 'NOTSTORE' });
+  assert.deepEqual(wrongClass.outcome.error, {
+    kind: 'Vfs',
+    message: "store backend failure: Durable Object store 'w': opening the workspace failed: the namespace is not bound to RunvilStoreObject; "
+      + 'export RunvilStoreObject from the Worker and bind the namespace to that class (The RPC receiver does not implement the method "begin".)',
+  });
+  assert.deepEqual(await getJSON(server, '/construct?binding=NOPE'), { error: {
+    name: 'TypeError',
+    message: 'durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got undefined',
+  } });
 });

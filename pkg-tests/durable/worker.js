@@ -16,7 +16,7 @@ function valueBytes(value) {
   return new TextEncoder().encode(JSON.stringify(value)).byteLength;
 }
 
-function checkedStorage(storage, stats) {
+function checkedStorage(storage, stats, afterTransaction = async () => {}) {
   const fail = (message) => {
     stats.violations.push(message);
     throw new Error(`limit check: ${message}`);
@@ -34,6 +34,7 @@ function checkedStorage(storage, stats) {
     put: (keys, value, options) => {
       const entries = typeof keys === 'string' ? [[keys, value]] : Object.entries(keys);
       checkKeys(entries.map(([key]) => key));
+      tx.keys?.push(...entries.map(([key]) => key));
       for (const [, v] of entries) {
         const bytes = valueBytes(v);
         if (bytes > LIMITS.value) fail(`a value of ${bytes} bytes`);
@@ -48,28 +49,52 @@ function checkedStorage(storage, stats) {
       return target.delete(keys, options);
     },
     list: (options) => target.list(options),
-    transaction: (body) => target.transaction(async (txn) => {
-      const inner = { bytes: 0 };
-      stats.transactions++;
-      const result = await body(wrap(txn, inner));
-      stats.maxTransactionBytes = Math.max(stats.maxTransactionBytes, inner.bytes);
+    transaction: async (body) => {
+      const inner = { bytes: 0, keys: [] };
+      const result = await target.transaction(async (txn) => {
+        stats.transactions++;
+        const value = await body(wrap(txn, inner));
+        stats.maxTransactionBytes = Math.max(stats.maxTransactionBytes, inner.bytes);
+        return value;
+      });
+      await afterTransaction(inner);
       return result;
-    }),
+    },
   });
   return wrap(storage, { bytes: 0 });
 }
+
+const newStats = () => ({ transactions: 0, maxValue: 0, maxKeysPerCall: 0, maxTransactionBytes: 0, violations: [] });
 
 export class CheckedStoreObject extends RunvilStoreObject {
   #stats;
 
   constructor(ctx, env) {
-    const stats = { transactions: 0, maxValue: 0, maxKeysPerCall: 0, maxTransactionBytes: 0, violations: [] };
+    const stats = newStats();
     super(ctx, env, { storage: checkedStorage(ctx.storage, stats) });
     this.#stats = stats;
   }
 
   stats() {
     return this.#stats;
+  }
+}
+
+/**
+ * After each transaction that staged chunks (wrote `m:staged` and no file metadata), waits at the
+ * test's gate `stage-<n>`: the test SIGKILLs workerd there, between a batch's staging and its apply.
+ * The gate's fetch leaves the object only once the staged chunks are stored (the output gate).
+ */
+export class PausingStoreObject extends RunvilStoreObject {
+  constructor(ctx, env) {
+    let staged = 0;
+    super(ctx, env, {
+      storage: checkedStorage(ctx.storage, newStats(), async ({ keys }) => {
+        if (keys.includes('m:staged') && !keys.some((key) => key.startsWith('f:'))) {
+          await (await fetch(`${env.GATE_URL}/wait?name=stage-${++staged}`)).text();
+        }
+      }),
+    });
   }
 }
 
