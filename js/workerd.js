@@ -1,4 +1,4 @@
-/* @ts-self-types="./index.d.ts" */
+/* @ts-self-types="./workerd.d.ts" */
 // runvil/workerd: the entry point for Cloudflare Workers (export condition `workerd`). workerd
 // refuses to compile wasm from bytes at run time, so the module arrives as a wasm module binding of
 // the bundled file (wrangler and workerd configs both turn a .wasm import into one).

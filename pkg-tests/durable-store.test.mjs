@@ -419,3 +419,34 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
     message: 'durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got undefined',
   } });
 });
+
+// ---- types ---------------------------------------------------------------------------------------
+
+test('types: runvil/workerd (and runvil under the workerd condition) type the store and the class with no Workers types', { timeout: 120_000 }, async (t) => {
+  const { execFile } = await import('node:child_process');
+  const { cpSync, symlinkSync } = await import('node:fs');
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'node_modules'));
+  cpSync(PKG, join(dir, 'node_modules/runvil'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules/typescript'), join(dir, 'node_modules/typescript'));
+  writeFileSync(join(dir, 'worker.ts'), `import { createEngine, durableObjectStore, RunvilStoreObject, type DurableObjectStore } from 'runvil/workerd';
+import { durableObjectStore as fromRoot } from 'runvil';
+
+/** A namespace as @cloudflare/workers-types declares it, reduced to what matters. */
+interface Namespace { idFromName(name: string): { toString(): string }; get(id: { toString(): string }): { fetch(url: string): Promise<unknown> } }
+
+export { RunvilStoreObject };
+export async function handle(env: { RUNVIL_STORE: Namespace }): Promise<string[]> {
+  const store: DurableObjectStore = durableObjectStore(env.RUNVIL_STORE, 'workspace', { readOnly: false });
+  await (await createEngine()).run('x', { store: fromRoot(env.RUNVIL_STORE, 'other') });
+  const { held, waiting }: { held: boolean; waiting: number } = await store.lease();
+  return [...(await store.list()), String(held), String(waiting), (await store.verify()).problems.join()];
+}
+`);
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { module: 'esnext', moduleResolution: 'bundler', customConditions: ['workerd'], lib: ['es2022'], types: [], target: 'es2022', strict: true, noEmit: true, skipLibCheck: false },
+    files: ['worker.ts'],
+  }));
+  const result = await new Promise((resolve) => execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir }, (error, stdout, stderr) => resolve({ code: error?.code ?? 0, output: stdout + stderr })));
+  assert.deepEqual(result, { code: 0, output: '' });
+});
