@@ -95,10 +95,10 @@ const main :Workerd.Worker = (
  * Starts workerd on `dir`'s config (its own process group); resolves once it answers. `kill()`
  * SIGKILLs it and resolves when it is gone; the test's end kills it too.
  */
-async function startWorkerd(t, dir) {
+async function startWorkerd(t, dir, extraArgs = []) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(WORKERD, ['serve', join(dir, 'durable.capnp'), '--socket-addr', `http=127.0.0.1:${port}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(WORKERD, ['serve', join(dir, 'durable.capnp'), '--socket-addr', `http=127.0.0.1:${port}`, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
@@ -449,4 +449,74 @@ export async function handle(env: { RUNVIL_STORE: Namespace }): Promise<string[]
   }));
   const result = await new Promise((resolve) => execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir }, (error, stdout, stderr) => resolve({ code: error?.code ?? 0, output: stdout + stderr })));
   assert.deepEqual(result, { code: 0, output: '' });
+});
+
+// ---- the edge example --------------------------------------------------------------------------
+
+test('examples/edge as a Worker with RUNVIL_STORE bound: each workspace keeps the questions asked', { timeout: 120_000 }, async (t) => {
+  const { localProvider } = await import('./helpers.mjs');
+  const provider = await localProvider((body, req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+      id: 'x', object: 'chat.completion', model: body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Answered.' }, finish_reason: 'stop' }],
+    }));
+  });
+  t.after(provider.close);
+  const dir = tempDir(t);
+  const rel = (file) => relative(dir, file);
+  const example = join(ROOT, 'examples/edge');
+  const pkgModules = readdirSync(PKG).filter((f) => f.endsWith('.js') || f.endsWith('.wasm')).map((file) => {
+    const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
+    return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
+  }).join(',\n    ');
+  mkdirSync(join(dir, 'data'));
+  // The example Worker, and beside it the test Worker reading the example's objects (/dump).
+  writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "example", worker = .example),
+    (name = "tests", worker = .tests),
+    (name = "data", disk = (path = "data", writable = true)),
+    (name = "net", network = (allow = ["public", "local", "private"])),
+  ],
+  sockets = [
+    (name = "http", address = "127.0.0.1:0", http = (), service = "example"),
+    (name = "dump", address = "127.0.0.1:0", http = (), service = "tests"),
+  ],
+);
+const example :Workerd.Worker = (
+  modules = [
+    ${['worker.js', 'app.js', 'prompt.js'].map((file) => `(name = "${file}", esModule = embed "${rel(join(example, file))}")`).join(',\n    ')},
+    ${pkgModules},
+  ],
+  durableObjectNamespaces = [ (className = "RunvilStoreObject", uniqueKey = "runvil-example-store", enableSql = true) ],
+  durableObjectStorage = (localDisk = "data"),
+  bindings = [
+    (name = "OPENAI_BASE_URL", text = "${provider.baseURL}"),
+    (name = "OPENAI_API_KEY", text = "test-key"),
+    (name = "MODEL", text = "edge-model"),
+    (name = "RUNVIL_STORE", durableObjectNamespace = "RunvilStoreObject"),
+  ],
+  globalOutbound = "net",
+  compatibilityDate = "2025-01-01",
+);
+const tests :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "${rel(WORKER)}"),
+    ${pkgModules},
+  ],
+  bindings = [ (name = "EXAMPLE", durableObjectNamespace = (className = "RunvilStoreObject", serviceName = "example")) ],
+  compatibilityDate = "2025-01-01",
+);
+`);
+  const dumpPort = await freePort();
+  const server = await startWorkerd(t, dir, ['--socket-addr', `dump=127.0.0.1:${dumpPort}`]);
+  for (const [q, workspace] of [['What is workerd?', 'a'], ['And runvil?', 'a'], ['Hello?', 'b']]) {
+    const response = await fetch(`${server.base}/run?q=${encodeURIComponent(q)}&workspace=${workspace}`);
+    const text = await response.text();
+    assert.match(text, /event: outcome\ndata: \{"ok":true,"result":"Answered\."/, `${text}\n${server.log()}`);
+  }
+  const files = async (ws) => (await getJSON({ base: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
+  assert.deepEqual(await files('a'), { 'questions.md': entry('- What is workerd?\n- And runvil?\n') });
+  assert.deepEqual(await files('b'), { 'questions.md': entry('- Hello?\n') });
 });
