@@ -51,8 +51,11 @@ function describe(value) {
 /** What went wrong talking to the object, in words a person can act on. */
 function failure(workspace, action, error) {
   const message = error?.message ?? String(error);
-  if (/does not (?:implement the method|support RPC)|is not a function|does not have a method/i.test(message)) {
+  if (/does not implement the method|does not support RPC/.test(message)) {
     return new Error(`Durable Object store '${workspace}': ${action} failed: the namespace is not bound to RunvilStoreObject; export RunvilStoreObject from the Worker and bind the namespace to that class (${message})`);
+  }
+  if (/no longer running|Durable Object reset|Network connection lost/i.test(message)) {
+    return new Error(`Durable Object store '${workspace}': ${action} failed: the Durable Object restarted while the run held the workspace (a deploy, an eviction or a crash); the batches committed before are kept (${message})`);
   }
   return new Error(`Durable Object store '${workspace}': ${action} failed (${message})`);
 }

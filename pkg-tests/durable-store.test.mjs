@@ -58,7 +58,7 @@ function writeConfig(dir, gateURL) {
     return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
   });
   mkdirSync(join(dir, 'data'), { recursive: true });
-  const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
+  const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'ResettableStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
   writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
@@ -80,6 +80,7 @@ const main :Workerd.Worker = (
   bindings = [
     (name = "STORE", durableObjectNamespace = "CheckedStoreObject"),
     (name = "PAUSING", durableObjectNamespace = "PausingStoreObject"),
+    (name = "RESETTABLE", durableObjectNamespace = "ResettableStoreObject"),
     (name = "FAILING", durableObjectNamespace = "FailingStoreObject"),
     (name = "NOTSTORE", durableObjectNamespace = "NotAStoreObject"),
     (name = "GATE_URL", text = "${gateURL}"),
@@ -414,6 +415,21 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
     message: "store backend failure: Durable Object store 'w': opening the workspace failed: the namespace is not bound to RunvilStoreObject; "
       + 'export RunvilStoreObject from the Worker and bind the namespace to that class (The RPC receiver does not implement the method "begin".)',
   });
+  // The object restarted under a run (ctx.abort, as a deploy or an eviction does): the run's next
+  // batch fails; the batches before it stay, and the next run gets the workspace.
+  const reset = await runPrompt(server, prompt(["store.write('a.txt', '1')", "tools.call('gate/reset')", "store.write('b.txt', '2')\nreturn 'never'"], USES_GATE), { ns: 'RESETTABLE' });
+  assert.deepEqual(reset.outcome.error, {
+    kind: 'Vfs',
+    section: '## B3',
+    message: "store backend failure: Durable Object store 'w': committing a batch of 1 change failed: the Durable Object restarted while the run held the workspace "
+      + '(a deploy, an eviction or a crash); the batches committed before are kept (The execution context which hosts this callback is no longer running.)',
+  });
+  const after = await runPrompt(server, prompt(["return store.read('a.txt') .. ' ' .. tostring(store.exists('b.txt'))"]), { ns: 'RESETTABLE' });
+  assert.deepEqual(after.outcome, { ok: true, result: '1 false', seed: '1' });
+  // A read-only store refuses changes and changes nothing.
+  const readOnly = await runPrompt(server, prompt(["local ok, err = pcall(store.write, 'a.txt', 'new')\nreturn store.read('a.txt') .. ' ' .. err.reason"]), { ns: 'RESETTABLE', query: '&readOnly=1' });
+  assert.deepEqual(readOnly.outcome, { ok: true, result: '1 permission_denied', seed: '1' });
+  assert.deepEqual((await dump(server, 'w', 'RESETTABLE')).files, { 'a.txt': entry('1') });
   assert.deepEqual(await getJSON(server, '/construct?binding=NOPE'), { error: {
     name: 'TypeError',
     message: 'durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got undefined',

@@ -98,6 +98,13 @@ export class PausingStoreObject extends RunvilStoreObject {
   }
 }
 
+/** Its `reset()` aborts the object, as a deploy or an eviction would: its sessions go with it. */
+export class ResettableStoreObject extends RunvilStoreObject {
+  reset() {
+    this.ctx.abort(new Error('reset by the test'));
+  }
+}
+
 export class FailingStoreObject extends RunvilStoreObject {
   constructor(ctx, env) {
     const storage = new Proxy(ctx.storage, {
@@ -120,7 +127,7 @@ export class NotAStoreObject extends DurableObject {
 let engine;
 
 /** A Pack whose tool waits until the test opens the gate named by its argument. */
-function gatePack(env) {
+function gatePack(env, object) {
   return {
     name: 'gate',
     description: 'Waits for the test.',
@@ -130,6 +137,15 @@ function gatePack(env) {
       parameters: { type: 'object', properties: { name: { type: 'string' } } },
       trust: 'trusted',
       call: async ({ name }) => (await fetch(`${env.GATE_URL}/wait?name=${encodeURIComponent(name)}`)).text(),
+    }, {
+      name: 'reset',
+      description: 'Resets the run\'s Durable Object (ResettableStoreObject).',
+      parameters: { type: 'object', properties: {} },
+      trust: 'trusted',
+      call: async () => {
+        await object().reset().catch(() => {}); // the call dies with the object
+        return 'reset';
+      },
     }],
   };
 }
@@ -153,7 +169,7 @@ export default {
       // POST the prompt; answers NDJSON: each run event as it happens, then { outcome }.
       const source = await request.text();
       engine ??= await createEngine();
-      const store = durableObjectStore(env[binding], workspace);
+      const store = durableObjectStore(env[binding], workspace, { readOnly: url.searchParams.has('readOnly') });
       const controller = new AbortController();
       if (url.searchParams.get('cancelWhenWaiting')) {
         // Cancel this run once it waits for the workspace (the object says a run is waiting).
@@ -169,7 +185,7 @@ export default {
         store,
         seed: 1,
         signal: controller.signal,
-        packs: [gatePack(env)],
+        packs: [gatePack(env, stub)],
         onEvent: (event) => { line({ event: event.event, section: event.section }); },
       }).then((outcome) => line({ outcome }), (error) => line({ outcome: { ok: false, error: { kind: 'Host', message: String(error) } } }))
         .finally(() => { controller.abort(); writer.close(); });
