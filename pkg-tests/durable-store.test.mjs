@@ -215,6 +215,22 @@ test('runs write, append, read and delete files across requests; a workerd resta
   assert.equal(other.outcome.result, '0');
 });
 
+test('the host API imports, lists, reads and deletes files, taking its turn like a run', { timeout: 120_000 }, async (t) => {
+  const { server } = await setup(t);
+  const post = async (query, files) => {
+    const response = await fetch(`${server.base}/host?ws=h${query}`, { method: 'POST', body: JSON.stringify(files) });
+    const text = await response.text();
+    assert.equal(response.status, 200, text + server.log());
+    return JSON.parse(text);
+  };
+  assert.deepEqual(await post('', { 'docs/a.md': 'alpha', 'b.txt': 'x'.repeat(300_000) }),
+    { files: { 'b.txt': 'x'.repeat(300_000), 'docs/a.md': 'alpha' }, missing: null, lease: { held: false, waiting: 0 } });
+  const run = await runPrompt(server, prompt(["store.append('docs/a.md', ' beta')\nreturn #store.read('b.txt') .. ' ' .. store.read('docs/a.md')"]), { ws: 'h' });
+  assert.equal(run.outcome.result, '300000 alpha beta');
+  assert.deepEqual((await post('&delete=b.txt', {})).files, { 'docs/a.md': 'alpha beta' });
+  clean((await dump(server, 'h')).verify);
+});
+
 // ---- sizes ---------------------------------------------------------------------------------------
 
 /** Lua building every byte value 0..255 repeated `times`, and the same bytes in Node. */

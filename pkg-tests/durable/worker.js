@@ -205,10 +205,15 @@ export default {
     }
     if (url.pathname === '/stats') return json(await stub().stats());
     if (url.pathname === '/lease') return json(await stub().leaseState());
-    if (url.pathname === '/import') {
+    if (url.pathname === '/host') {
+      // The host API: import the posted files, delete ?delete=, answer list() and readBytes() of each.
       const store = durableObjectStore(env[binding], workspace);
       await store.import(await request.json());
-      return json({ ok: true });
+      const gone = url.searchParams.getAll('delete');
+      if (gone.length) await store.delete(...gone);
+      const files = {};
+      for (const path of await store.list()) files[path] = new TextDecoder().decode(await store.readBytes(path));
+      return json({ files, missing: (await store.readBytes('no/such.txt')) ?? null, lease: await store.lease() });
     }
     if (url.pathname === '/construct') {
       // durableObjectStore with a binding the Worker does not have.
