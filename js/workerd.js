@@ -1,4 +1,4 @@
-/* @ts-self-types="./index.d.ts" */
+/* @ts-self-types="./workerd.d.ts" */
 // runvil/workerd: the entry point for Cloudflare Workers (export condition `workerd`). workerd
 // refuses to compile wasm from bytes at run time, so the module arrives as a wasm module binding of
 // the bundled file (wrangler and workerd configs both turn a .wasm import into one).
@@ -7,6 +7,9 @@ import { engineOptions, loadModule } from './load.js';
 import { makeEngine } from './engine.js';
 
 export * from './public.js';
+// The Durable Object store works only here: a Durable Object namespace exists only in workerd.
+export { durableObjectStore } from './durable-store.js';
+export { RunvilStoreObject } from './durable-object.js';
 
 /**
  * @param {{ wasm?: WebAssembly.Module }} [options] defaults to the bundled module

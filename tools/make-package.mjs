@@ -121,6 +121,7 @@ function cargoVersion() {
 const NODE = { types: './node.d.ts', default: './index.js' };
 export const ENTRIES = {
   '.': [
+    // TypeScript (with customConditions ["workerd"]) types it by the sibling workerd.d.ts.
     ['workerd', './workerd.js'],
     ['deno', './inline.js'],
     ['browser', './browser.js'],
@@ -131,7 +132,7 @@ export const ENTRIES = {
     ['types', './index.d.ts'],
     ['default', './browser.js'],
   ],
-  './workerd': [['types', './index.d.ts'], ['default', './workerd.js']],
+  './workerd': [['types', './workerd.d.ts'], ['default', './workerd.js']],
   './inline': [['types', './index.d.ts'], ['default', './inline.js']],
   './browser': [['types', './index.d.ts'], ['default', './browser.js']],
   './node': [['types', './node.d.ts'], ['default', './index.js']],

@@ -27,10 +27,11 @@ function sse(event, data) {
 }
 
 /**
- * @param {{ createEngine: Function, openAIChatModel: Function }} runvil the entry this host imports
+ * @param {{ createEngine: Function, openAIChatModel: Function, storeFor?: (url: URL, env: object) => object | undefined }} runvil
+ *   the entry this host imports, and where a run keeps its files (default: a fresh memory store per run)
  * @returns {(request: Request, env: Record<string, string>) => { response: Response, done: Promise<void> }}
  */
-export function edgeApp({ createEngine, openAIChatModel }) {
+export function edgeApp({ createEngine, openAIChatModel, storeFor = () => undefined }) {
   /** One engine per isolate or process: compiling the module is the expensive part. */
   let engine;
   return async (request, env) => {
@@ -46,6 +47,7 @@ export function edgeApp({ createEngine, openAIChatModel }) {
     // The response starts streaming now; the run writes into it as it goes.
     const done = engine.run(prompt, {
       args: url.searchParams.get('q') ?? '',
+      store: storeFor(url, env),
       models: { default: model },
       packs: [facts],
       signal: request.signal,

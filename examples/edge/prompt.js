@@ -13,6 +13,7 @@ uses: [facts]
 ## Main
 
 ${FENCE}lua
+store.append("questions.md", "- " .. args .. "\\n")
 tools.offer("facts/lookup")
 messages:user("Answer in one sentence, looking the topic up first: " .. args)
 return models.loop()
