@@ -1,7 +1,8 @@
-//! Fuzzing that stays (issue 10, item 2): a deterministic, seeded mutation fuzzer on stable Rust,
-//! no cargo-fuzz, no nightly. Each target mutates a corpus seeded from `spec-tests/` and
-//! `examples/` and feeds the engine; every input must end in an outcome (a value or a run error),
-//! never a panic or a hang. Inputs that take longer than `SLOW_MS` natively are reported as
+//! Fuzzing that stays (issue 10, item 2): a deterministic, seeded mutation fuzzer on stable Rust
+//! that runs in every `cargo test`. The targets and their seeds (`spec-tests/`, `examples/`, the
+//! provider fixtures) are defined once in `fuzz_targets/mod.rs`, which the cargo-fuzz (libFuzzer)
+//! targets in `fuzz/` include too (`./build.sh fuzz`); every input must end in an outcome (a value
+//! or a run error), never a panic or a hang. Inputs that take longer than `SLOW_MS` natively are reported as
 //! super-linear suspects (printed, not asserted: the machine is noisy).
 //!
 //! `cargo test --test fuzz` runs a bounded number of inputs per target (CI); more by hand:
