@@ -10,6 +10,7 @@
 #            regenerate docs/performance.md's tables (tools/perf-doc.mjs). Options: --quick (a smoke
 #            run; the doc goes to bench/results/performance.quick.md), --no-build (against the
 #            current pkg/), --no-browser, --no-native, --only suite,suite (see bench/README.md)
+#   fuzz [SECONDS]  the cargo-fuzz (libFuzzer) targets in fuzz/, SECONDS each (default 20; in `test`)
 #   playground  build, then serve the playground (site/) on 127.0.0.1 and print its URL
 # Every step skips what is already in place, so re-running is cheap.
 set -euo pipefail
@@ -19,6 +20,10 @@ TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
 APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium unzip)
 WASM_GZIP_BUDGET=470000
+# cargo-fuzz: pinned, installed when missing; every target in fuzz/ runs FUZZ_SECONDS in `test`.
+CARGO_FUZZ_VERSION=0.13.2
+FUZZ_TARGETS=(parser substitution paths lua_json replies)
+FUZZ_SECONDS=20
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -141,6 +146,14 @@ setup_cmark_src() {
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
+setup_cargo_fuzz() {
+  local have=''
+  if cargo fuzz --version >/dev/null 2>&1; then have=$(cargo fuzz --version | awk '{print $2}'); fi
+  [ "$have" = "$CARGO_FUZZ_VERSION" ] && return
+  log "cargo: installing cargo-fuzz $CARGO_FUZZ_VERSION (had: ${have:-none})"
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+}
+
 cmd_setup() {
   setup_apt
   setup_rust
@@ -203,10 +216,41 @@ cmd_test() {
   cmd_lint
   log "cargo test (native)"
   cargo test
+  cmd_fuzz
   log "cargo test --features lua-testes --test lua_testes (the Lua 5.5 test suite in the sandbox)"
   cargo test --features lua-testes --test lua_testes
   log "node --test pkg-tests/"
   node --test pkg-tests/
+}
+
+# libFuzzer through cargo-fuzz on the stable toolchain: `--sanitizer none` makes cargo-fuzz pass
+# only stable rustc flags (coverage instrumentation through -Cpasses/-Cllvm-args; AddressSanitizer
+# would need -Zsanitizer, nightly or RUSTC_BOOTSTRAP). Each target starts from the seed corpora
+# (fuzz/seed-corpora.sh) plus whatever earlier runs added, and runs SECONDS; a crash, a panic or an
+# input slower than its -timeout fails the step and leaves the input in fuzz/artifacts/<target>/.
+# The paths target gets 1 s per input (its inputs are at most 8 KB: anything near that is work
+# growing faster than the input); the others 10 s, a hang bound.
+cmd_fuzz() {
+  local seconds=${1:-$FUZZ_SECONDS} t
+  [[ "$seconds" =~ ^[0-9]+$ ]] || die "fuzz: SECONDS must be a whole number, got '$seconds'"
+  setup_apt
+  setup_lua_src
+  setup_cmark_src
+  setup_cargo_fuzz
+  log "fuzz/seed-corpora.sh (seed corpora from spec-tests/, examples/, pkg-tests/fixtures/providers)"
+  fuzz/seed-corpora.sh
+  log "cargo fuzz build --sanitizer none (stable)"
+  cargo fuzz build --sanitizer none
+  for t in "${FUZZ_TARGETS[@]}"; do
+    local limits=(-timeout=10)
+    [ "$t" = paths ] && limits=(-timeout=1 -max_len=8192)
+    log "cargo fuzz run $t (${seconds} s)"
+    cargo fuzz run --sanitizer none "$t" -- -max_total_time="$seconds" "${limits[@]}" -print_final_stats=1 2>"fuzz/$t.log" \
+      || { tail -n 40 "fuzz/$t.log" >&2; die "fuzz target $t failed: the input is in fuzz/artifacts/$t/ (fuzz/$t.log)"; }
+    printf 'fuzz %-13s %s executions, %s inputs in the corpus\n' "$t" \
+      "$(awk '/stat::number_of_executed_units/ {print $2}' "fuzz/$t.log")" \
+      "$(ls "fuzz/corpus/$t" | wc -l)"
+  done
 }
 
 cmd_example() {
@@ -232,7 +276,8 @@ case "${1:-build}" in
   test) cmd_test ;;
   example) cmd_example ;;
   bench) shift; cmd_bench "$@" ;;
+  fuzz) cmd_fuzz "${2:-}" ;;
   playground) cmd_build && node tools/build-site.mjs --serve ;;
-  -h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench | playground)" ;;
+  -h | --help | help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench | fuzz | playground)" ;;
 esac

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod ids;
+pub mod json_text;
 pub mod lua;
 pub mod parse;
 pub mod prompt;

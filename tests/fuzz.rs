@@ -1,7 +1,8 @@
-//! Fuzzing that stays (issue 10, item 2): a deterministic, seeded mutation fuzzer on stable Rust,
-//! no cargo-fuzz, no nightly. Each target mutates a corpus seeded from `spec-tests/` and
-//! `examples/` and feeds the engine; every input must end in an outcome (a value or a run error),
-//! never a panic or a hang. Inputs that take longer than `SLOW_MS` natively are reported as
+//! Fuzzing that stays (issue 10, item 2): a deterministic, seeded mutation fuzzer on stable Rust
+//! that runs in every `cargo test`. The targets and their seeds (`spec-tests/`, `examples/`, the
+//! provider fixtures) are defined once in `fuzz_targets/mod.rs`, which the cargo-fuzz (libFuzzer)
+//! targets in `fuzz/` include too (`./build.sh fuzz`); every input must end in an outcome (a value
+//! or a run error), never a panic or a hang. Inputs that take longer than `SLOW_MS` natively are reported as
 //! super-linear suspects (printed, not asserted: the machine is noisy).
 //!
 //! `cargo test --test fuzz` runs a bounded number of inputs per target (CI); more by hand:
@@ -9,13 +10,10 @@
 //! inputs: `RUNVIL_FUZZ_SEED=7`. A failing input is printed with its target, seed and iteration so
 //! it can be replayed and turned into a regression test (see `regressions` at the end).
 mod common;
-use common::*;
-use runvil::host::{PackSpec, ToolSpec};
-use runvil::store::path::{check_path, parse_pattern};
-use runvil::subst::{self, Global, Resolver};
-use serde_json::{json, Value as Json};
+/// The target bodies and seeds, shared with the cargo-fuzz targets in `fuzz/`.
+mod fuzz_targets;
+use fuzz_targets as targets;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -141,30 +139,6 @@ fn next_input(rng: &mut Rng, corpus: &[String]) -> String {
     s
 }
 
-fn root() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The prompts of the spec cases (`--- prompt` sections) and the examples.
-fn prompt_corpus() -> Vec<String> {
-    let mut out = Vec::new();
-    for file in ["001-substitution.cases", "002-tools.cases", "004-store.cases"] {
-        let text = std::fs::read_to_string(root().join("spec-tests").join(file)).unwrap();
-        for case in text.split("\n=== ").skip(1) {
-            if let Some(start) = case.find("--- prompt\n") {
-                let body = &case[start + "--- prompt\n".len()..];
-                let end = ["\n--- result", "\n--- error", "\n--- store"].iter().filter_map(|m| body.find(m)).min().unwrap_or(body.len());
-                out.push(format!("{}\n", &body[..end]));
-            }
-        }
-    }
-    for file in ["hello.md", "smoke.md"] {
-        out.push(std::fs::read_to_string(root().join("examples").join(file)).unwrap());
-    }
-    assert!(out.len() > 100, "the spec cases give the corpus ({} prompts)", out.len());
-    out
-}
-
 /// Runs `inputs` inputs of one target on its own thread, so a hang fails the test instead of
 /// holding it: the thread reports each input before running it, and the safety bound (not a
 /// performance claim) names the input that never ended.
@@ -213,241 +187,181 @@ fn campaign(name: &'static str, inputs: u64, body: impl FnOnce(&mut dyn FnMut(&s
     }
 }
 
-/// Target 1: the prompt parser (frontmatter and Markdown).
-#[test]
-fn fuzz_prompt_parser() {
-    let n = iterations(20000);
-    campaign("parser", n, move |each| {
-        let corpus = prompt_corpus();
+/// Mutates the target's seeds (`fuzz_targets::seeds`) `iterations(default)` times and runs
+/// the target on each input.
+fn fuzz(name: &'static str, default: u64) {
+    let n = iterations(default);
+    campaign(name, n, move |each| {
+        let corpus = targets::seeds(name);
         let mut rng = Rng::new(seed());
         for _ in 0..n {
-            let input = next_input(&mut rng, &corpus);
-            each(&input, &|| {
-                let _ = runvil::parse::parse_prompt(&input);
-            });
+            let input = if name == "replies" {
+                // 1 to 3 mutated replies, each from its own seed.
+                let parts: Vec<String> = (0..1 + rng.below(3)).map(|_| next_input(&mut rng, &corpus)).collect();
+                parts.join(&targets::REPLY_SEPARATOR.to_string())
+            } else {
+                next_input(&mut rng, &corpus)
+            };
+            each(&input, &|| targets::run_target(name, &input));
         }
     });
 }
 
-/// Substitution's view for the fuzzer: fixed values of every shape.
-struct Fixed {
-    argv: Json,
-    item: Json,
-}
-
-impl Resolver for Fixed {
-    fn args(&self) -> &str {
-        "the args"
-    }
-    fn argv(&self) -> Option<&Json> {
-        Some(&self.argv)
-    }
-    fn item(&self) -> Option<&Json> {
-        Some(&self.item)
-    }
-    fn var_at(&self, path: &[&str]) -> Option<Json> {
-        let var = json!({
-            "x": { "a": [1, 2, { "b": "deep" }], "s": "text", "n": null },
-            "list": ["a", "b"],
-            "word": "w",
-        });
-        runvil::subst::walk(&var, path).cloned()
-    }
-    fn sys_field(&self, key: &str) -> Option<Json> {
-        (key == "id").then(|| json!(3))
-    }
-    fn global(&mut self, name: &str) -> Global {
-        match name {
-            "g" => Global::Data(json!({ "k": 1.5 })),
-            "f" => Global::NotData,
-            _ => Global::Nil,
-        }
-    }
-}
-
-/// The prose of the substitution cases plus placeholders of every form.
-fn prose_corpus() -> Vec<String> {
-    let mut out: Vec<String> = prompt_corpus().into_iter().filter(|p| p.contains("{{")).collect();
-    for p in [
-        "{{ var.x.a[3].b }} {{ argv[1] }} {{ item.name }} {{ sys.id }} {{ g.k }} {{ f }} {{ args }}",
-        "\\{{ not }} {{ var['x'].s }} {{ var.list }} {{ nosuch }} {{ var.x.n }}",
-        "{{ argv.files[1].path }} {{ item }} {{ var.x.a }}",
-    ] {
-        out.push(p.to_string());
-    }
-    out
+/// Target 1: the prompt parser (frontmatter and Markdown).
+#[test]
+fn fuzz_prompt_parser() {
+    fuzz("parser", 20000);
 }
 
 /// Target 2: substitution (`{{ ... }}` placeholders) over fixed run values.
 #[test]
 fn fuzz_substitution() {
-    let n = iterations(80000);
-    campaign("substitution", n, move |each| {
-        let corpus = prose_corpus();
-        let mut rng = Rng::new(seed());
-        for _ in 0..n {
-            let input = next_input(&mut rng, &corpus);
-            each(&input, &|| {
-                let mut r = Fixed { argv: json!({ "files": [{ "path": "a.md" }], "1": "one" }), item: json!({ "name": "it" }) };
-                let _ = subst::render(&input, &mut r);
-            });
-        }
-    });
+    fuzz("substitution", 80000);
 }
 
 /// Target 3: store paths and glob patterns (the path rules, pattern parsing, matching).
 #[test]
 fn fuzz_store_paths_and_globs() {
-    let n = iterations(80000);
-    campaign("paths", n, move |each| {
-        let corpus: Vec<String> = [
-            "notes/a.md",
-            "a/b/c/d.txt",
-            "**/*.md",
-            "docs/**/x*y*z",
-            "*",
-            "**",
-            "a/**/b/**/c",
-            "CON.txt",
-            "x./y",
-            "a//b",
-            "../up",
-            "dir/",
-            "**/",
-            "é/ü.txt",
-            "*a*a*a*a*a*a*b",
-            "a?[b]",
-            " lead",
-            "trail ",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let mut rng = Rng::new(seed());
-        for _ in 0..n {
-            let pattern = next_input(&mut rng, &corpus);
-            let path = next_input(&mut rng, &corpus);
-            each(&format!("{pattern} ~ {path}"), &|| {
-                let _ = check_path(&path);
-                if let Ok(p) = parse_pattern(&pattern) {
-                    let _ = p.matches(&path);
-                }
-            });
-        }
-    });
+    fuzz("paths", 80000);
 }
 
-/// Target 4: Lua <-> JSON (json.decode, json.encode, var) from Lua. Property: whatever decodes
-/// re-encodes to a fixed point.
+/// Target 4: Lua <-> JSON (json.decode, json.encode, var) from Lua.
 #[test]
 fn fuzz_lua_json() {
-    let n = iterations(6000);
-    campaign("lua-json", n, move |each| {
-        let mut corpus: Vec<String> = [
-            r#"{"a":[1,2.5,-0,1e300,"x\u0000y",null,true,{"b":{}}],"c":"é😀"}"#,
-            r#"[[[[[[[[]]]]]]]]"#,
-            r#"{"1":1,"2":2,"3":3}"#,
-            r#"[1,null,3]"#,
-            r#""\ud83d\ude00 \\ \" \/""#,
-            r#"9223372036854775807"#,
-            r#"-9223372036854775808"#,
-            r#"12345678901234567890123"#,
-            r#"{"":"","a":{"a":{"a":[]}}}"#,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for dir in ["pkg-tests/fixtures/providers"] {
-            if let Ok(entries) = std::fs::read_dir(root().join(dir)) {
-                for e in entries.flatten() {
-                    if let Ok(text) = std::fs::read_to_string(e.path()) {
-                        corpus.push(text);
-                    }
-                }
-            }
-        }
-        let block = "local ok, v = pcall(json.decode, args)\n\
-            if not ok then return 'refused' end\n\
-            local s = json.encode(v)\n\
-            local s2 = json.encode(json.decode(s))\n\
-            if s ~= s2 and s:find('[%.eE]') then return 'float' end\n\
-            if s ~= s2 then error('not a fixed point: ' .. s .. ' then ' .. s2) end\n\
-            var.x = v\n\
-            local s3 = json.encode(var.x)\n\
-            if s3 ~= s then error('var changed it: ' .. s .. ' then ' .. s3) end\n\
-            return 'same'";
-        let source = prompt(&format!("## Main\n\n```lua\n{block}\n```\n"));
-        let mut rng = Rng::new(seed());
-        for _ in 0..n {
-            let input = next_input(&mut rng, &corpus);
-            each(&input, &|| match run(&source, &input) {
-                // "float": a number that does not survive decode(encode(x)), the open finding
-                // in `regressions` below; the rest of the property is still checked.
-                Ok(Some(r)) => assert!(r == "same" || r == "refused" || r == "float", "{r}"),
-                Ok(None) => panic!("no result"),
-                // Only the run's own limits may stop it; a Lua error is the property failing.
-                Err(e) => assert!(matches!(e.kind, runvil::RunErrorKind::Limit), "{e}"),
-            });
-        }
-    });
+    fuzz("lua_json", 6000);
 }
 
-fn tool(name: &str, structured: bool) -> ToolSpec {
-    ToolSpec { name: name.into(), description: "Fuzz.".into(), parameters: json!({"type": "object"}), trusted: false, structured }
-}
-
-/// Target 5: model replies and tool arguments through the test host. A reply is mutated JSON
-/// text: when it parses it is the reply object, else it is the reply's content. Tool calls carry
-/// mutated arguments to a plain and a structured tool (which echo them back).
+/// Target 5: model replies and tool arguments through the test host.
 #[test]
 fn fuzz_model_replies_and_tool_arguments() {
-    let n = iterations(5000);
-    campaign("replies", n, move |each| {
-        let corpus: Vec<String> = [
-            json!({ "content": "done", "finish_reason": "stop" }),
-            json!({ "content": "", "finish_reason": "tool_calls", "tool_calls": [{ "id": "c1", "name": "fz_plain", "arguments": { "q": "x" } }] }),
-            json!({ "content": "", "tool_calls": [{ "id": "c1", "name": "fz_shaped", "arguments": "{\"a\":[1,2]}" }, { "id": "c2", "name": "fz_plain", "arguments": {} }] }),
-            json!({ "content": null, "reasoning_content": "hm", "tool_calls": [{ "id": "c", "name": "nosuch", "arguments": [] }] }),
-            json!({ "content": "x", "finish_reason": "length", "model": "m", "usage": { "prompt_tokens": 1 } }),
-        ]
-        .iter()
-        .map(|j| j.to_string())
-        .collect();
-        let source = "---\nname: t\ndescription: d\nrunvil: 0\nuses: [fz]\n---\n\n# T\n\n## Main\n\n```lua\nlocal ok, e = pcall(models.loop)\nreturn tostring(ok) .. ' ' .. tostring(e)\n```\n";
-        let mut rng = Rng::new(seed());
-        for _ in 0..n {
-            let replies: Vec<String> = (0..1 + rng.below(3)).map(|_| next_input(&mut rng, &corpus)).collect();
-            each(&replies.join("\n"), &|| {
-                let h = Rc::new(TestHost::default());
-                h.packs.borrow_mut().push(PackSpec {
-                    name: "fz".into(),
-                    description: "Fuzz tools.".into(),
-                    tools: vec![tool("plain", false), tool("shaped", true)],
-                    ..Default::default()
-                });
-                let mut script: Vec<Json> =
-                    replies.iter().map(|r| serde_json::from_str(r).unwrap_or_else(|_| Json::String(r.clone()))).collect();
-                script.push(json!("final"));
-                h.model("default", script);
-                let _ = run_with(h, source, "", |o| o.limits.max_tool_iterations = Some(4));
-            });
-        }
-    });
+    fuzz("replies", 5000);
 }
 
-/// Findings of the fuzzer, kept as regression tests (docs/reliability.md, "Fuzzing").
-mod regressions {
-    use super::*;
+/// Writes every target's seeds as libFuzzer's seed folders, `fuzz/corpus/<target>/seed-N`
+/// (`fuzz/seed-corpora.sh` runs it; the folders are generated, not committed).
+#[test]
+#[ignore = "writes files: run by fuzz/seed-corpora.sh"]
+fn write_seed_corpora() {
+    let out = std::path::PathBuf::from(
+        std::env::var("RUNVIL_FUZZ_CORPUS_DIR").unwrap_or_else(|_| format!("{}/fuzz/corpus", env!("CARGO_MANIFEST_DIR"))),
+    );
+    for name in targets::TARGETS {
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, seed) in targets::seeds(name).iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{i:04}")), seed).unwrap();
+        }
+    }
+}
 
-    /// lua-json, seed 1, input 1267: json.decode is not exact for every float. serde_json without
-    /// its `float_roundtrip` feature parses some decimals one unit in the last place off, so
-    /// `json.encode(json.decode(s))` changes a number json.encode itself wrote. Open: the feature
-    /// fixes it, at a wasm size cost not yet measured against the size line (docs/reliability.md).
+/// Findings of the fuzzers, kept as regression tests (docs/reliability.md, "Fuzzing").
+mod regressions {
+    use super::common::*;
+
+    /// lua-json, seed 1, input 1267: json.decode was not exact for every float. serde_json without
+    /// its `float_roundtrip` feature parsed some decimals one unit in the last place off, so
+    /// `json.encode(json.decode(s))` changed a number json.encode itself wrote. Fixed by the
+    /// feature (Cargo.toml).
     #[test]
-    #[ignore = "open finding: serde_json float parsing is not round-trip exact (float_roundtrip)"]
     fn json_decode_reads_back_every_float_json_encode_writes() {
         let block = "local s = json.encode(json.decode(args))\nreturn s .. ' ' .. json.encode(json.decode(s))";
         let out = result(&prompt(&format!("## Main\n\n```lua\n{block}\n```\n")), "-9.223372032337203e+85");
         assert_eq!(out, "-9.223372032337203e+85 -9.223372032337203e+85");
+    }
+
+    /// A double as a C99 hexadecimal float literal, which Lua's `tonumber` reads exactly.
+    fn hex_float(x: f64) -> String {
+        let bits = x.to_bits();
+        let sign = if bits >> 63 == 1 { "-" } else { "" };
+        let exp = ((bits >> 52) & 0x7ff) as i64;
+        let mantissa = bits & ((1u64 << 52) - 1);
+        match exp {
+            0 => format!("{sign}0x0.{mantissa:013x}p-1022"),
+            _ => format!("{sign}0x1.{mantissa:013x}p{}", exp - 1023),
+        }
+    }
+
+    /// Doubles of every kind: edge values, uniformly random bit patterns (every exponent), and
+    /// random 15-17 digit decimals near 1 (where a parser that multiplies by powers of ten
+    /// rounds wrong most often).
+    fn doubles() -> Vec<f64> {
+        let mut out = vec![
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            5e-324,
+            -5e-324,
+            f64::from_bits(0x000f_ffff_ffff_ffff),
+            f64::MAX,
+            f64::MIN,
+            f64::EPSILON,
+            0.1,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            9007199254740992.0,
+            9007199254740994.0,
+            1e16,
+            1e21,
+            1e22,
+            1e23,
+            123456.789012345,
+            -1.75916968844831e-9,
+            -9.223372032337203e85,
+            2.225_073_858_507_201e-308,
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        while out.len() < 12_000 {
+            let x = f64::from_bits(next());
+            if x.is_finite() {
+                out.push(x);
+            }
+        }
+        while out.len() < 20_000 {
+            let digits = 15 + (next() % 3) as usize;
+            let mantissa = next() % 10u64.pow(digits as u32);
+            let exp = (next() % 61) as i32 - 30;
+            out.push(format!("{mantissa}e{exp}").parse().unwrap());
+        }
+        out
+    }
+
+    /// Every finite double survives Lua -> JSON -> Lua, bit for bit (the sign of zero and the
+    /// float subtype included), directly and through `var`; and the text `json.encode` writes
+    /// reads back (by Rust's own exact parser) as the same double, so the encode side is checked
+    /// on its own too.
+    #[test]
+    fn every_finite_double_round_trips_lua_json_lua() {
+        let block = "local out = {}\n\
+            for h in args:gmatch('[^\\n]+') do\n\
+              local x = tonumber(h)\n\
+              local s = json.encode(x)\n\
+              local y = json.decode(s)\n\
+              var.v = x\n\
+              local z = var.v\n\
+              local same = math.type(x) == 'float' and math.type(y) == 'float' and math.type(z) == 'float'\n\
+                and y == x and z == x and (x ~= 0 or (1 / x == 1 / y and 1 / x == 1 / z))\n\
+              out[#out + 1] = (same and '' or 'CHANGED ') .. s\n\
+            end\n\
+            return table.concat(out, '\\n')";
+        let source = prompt(&format!("## Main\n\n```lua\n{block}\n```\n"));
+        let values = doubles();
+        for chunk in values.chunks(2_000) {
+            let args: Vec<String> = chunk.iter().map(|&x| hex_float(x)).collect();
+            let out = result(&source, &args.join("\n"));
+            let lines: Vec<&str> = out.split('\n').collect();
+            assert_eq!(lines.len(), chunk.len());
+            for (&x, line) in chunk.iter().zip(&lines) {
+                assert!(!line.starts_with("CHANGED"), "{x:e} ({}) did not survive Lua -> JSON -> Lua: {line}", hex_float(x));
+                let read: f64 = line.parse().unwrap_or_else(|_| panic!("json.encode wrote {line:?} for {x:e}"));
+                assert_eq!(read.to_bits(), x.to_bits(), "json.encode wrote {line} for {x:e}");
+            }
+        }
     }
 }

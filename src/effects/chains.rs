@@ -25,7 +25,7 @@ use crate::prompt::Prompt;
 pub fn parse_argv(prompt: &Prompt, args: &str) -> Option<Json> {
     match &prompt.front.args {
         None => Some(crate::obj!({ "prose": args })),
-        Some(_) => serde_json::from_str::<Json>(args).ok().filter(|j| !j.is_null()),
+        Some(_) => crate::json_text::parse_str(args).ok().filter(|j| !j.is_null()),
     }
 }
 

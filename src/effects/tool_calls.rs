@@ -100,7 +100,7 @@ pub async fn call_catalog(
 pub async fn script_call(ctx: &EntryCtx, idx: usize, used: &str, args: Json) -> Result<ScriptAnswer, Refusal> {
     let turn = ctx.scope.borrow().turn;
     match call_catalog(ctx, idx, used, args, "", turn, Caller::Script).await {
-        Ok((text, _)) if ctx.run.catalog.tools[idx].spec.structured => match serde_json::from_str::<Json>(&text) {
+        Ok((text, _)) if ctx.run.catalog.tools[idx].spec.structured => match crate::json_text::parse_str(&text) {
             Ok(j) => Ok(ScriptAnswer::Data(j)),
             Err(e) => Err(Refusal::new(ErrKind::Tool, format!("structured tool {used:?} returned invalid JSON: {e}"))),
         },

@@ -209,7 +209,7 @@ pub fn json_decode(lua: &Lua, env: &Env, v: &Value) -> Answer {
     let Value::String(s) = v else {
         return fail(lua, ErrKind::Lua, format!("json.decode takes a string, got {}", v.type_name()));
     };
-    match serde_json::from_slice::<Json>(&s.as_bytes()) {
+    match crate::json_text::parse(&s.as_bytes()) {
         Ok(j) => ok(lua, values::to_lua(lua, &j, m)?),
         Err(e) => fail(lua, ErrKind::Lua, format!("json.decode: invalid JSON: {e}")),
     }

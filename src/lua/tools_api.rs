@@ -109,7 +109,7 @@ pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
 /// JSON arguments as text, and the name the call used.
 pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
     let (idx, args, name): (usize, String, String) = mlua::FromLuaMulti::from_lua_multi(args.0, lua)?;
-    let args: Json = match serde_json::from_str(&args) {
+    let args: Json = match crate::json_text::parse_str(&args) {
         Ok(j) => j,
         Err(e) => return fail(lua, ErrKind::Lua, format!("tools.call: the arguments did not survive as JSON: {e}")),
     };

@@ -52,7 +52,7 @@ impl TaskBuiltin {
     /// The four built-ins as a round advertises them, in order (their descriptions and parameter
     /// schemas come from `TASK_BUILTIN_SPECS`, parsed once per call).
     pub fn advertised_all() -> Vec<Advertised> {
-        let specs: Json = serde_json::from_str(TASK_BUILTIN_SPECS).unwrap_or_default();
+        let specs: Json = crate::json_text::parse_str(TASK_BUILTIN_SPECS).unwrap_or_default();
         TaskBuiltin::ALL
             .iter()
             .zip(specs.as_array().into_iter().flatten())

@@ -97,7 +97,7 @@ pub(crate) fn from_js(value: &JsValue) -> Option<Json> {
         return None;
     }
     let text = js_sys::JSON::stringify(value).ok()?.as_string()?;
-    serde_json::from_str(&text).ok()
+    crate::json_text::parse_str(&text).ok()
 }
 
 fn limits(v: &JsValue) -> LimitOverrides {
