@@ -167,7 +167,10 @@ fn the_same_seed_repeats_random_addresses_and_iteration_order() {
 /// Lua's error; and `%%p` (a percent sign, then p) was refused as `%p`.
 #[test]
 fn string_format_names_tables_only_for_percent_s() {
-    assert_eq!(seeded("return select(2, pcall(string.format, '%q', {}))", 1), "bad argument #2 to 'string.format' (value has no literal form)");
+    assert_eq!(
+        seeded("return select(2, pcall(string.format, '%q', {}))", 1),
+        "bad argument #2 to 'string.format' (value has no literal form)"
+    );
     assert_eq!(
         seeded("return select(2, pcall(string.format, '%d %s', {}, {}))", 1),
         "bad argument #2 to 'string.format' (number expected, got table)"
