@@ -15,32 +15,7 @@
 import {
   CHUNK_BYTES, INLINE_BYTES, TRANSACTION_BYTES, chunkCount, chunkOf, concatBytes,
 } from './durable-layout.js';
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function fromBytes(bytes) {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return bytes;
-  }
-}
-
-function toBytes(what, path, value) {
-  if (typeof value === 'string') return new TextEncoder().encode(value);
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  throw new TypeError(`${what}: the content of '${path}' must be a string, Uint8Array or ArrayBuffer`);
-}
-
-function checkHostPath(what, path) {
-  if (typeof path !== 'string' || path === '') throw new TypeError(`${what}: a store path must be a non-empty string`);
-  if (path.startsWith('/') || path.endsWith('/')) throw new TypeError(`${what}: '${path}' must be relative and must not end with /`);
-  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new TypeError(`${what}: '${path}' contains a backslash or a control character`);
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') throw new TypeError(`${what}: '${path}' has an empty, '.' or '..' segment`);
-  }
-}
+import { checkHostPath, fromBytes, toBytes, trackBatch } from './store-host.js';
 
 function describe(value) {
   if (value === null) return 'null';
@@ -195,11 +170,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
       const state = run && runs.get(run);
       const action = `committing a batch of ${plural(changes.length, 'change')}`;
       if (!state?.session) return hostChange(action, changes);
-      const pending = sendBatch(state.session, action, changes);
-      const settled = pending.then(() => {}, () => {});
-      state.pending.add(settled);
-      settled.then(() => state.pending.delete(settled));
-      return pending;
+      return trackBatch(state.pending, sendBatch(state.session, action, changes));
     },
 
     /** The run is over (called by the engine, whatever the outcome): give the workspace back. */

@@ -13,8 +13,8 @@
 // - Storage failures (quota, a connection the browser closed, an aborted transaction) reject with
 //   an Error naming the store and the cause; the engine reports it as a `Vfs` error.
 import { storedZip } from './zip.js';
+import { checkHostPath, fromBytes, toBytes, trackBatch } from './store-host.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const FILES = 'files';
 const DIRS = 'dirs';
 const DB_VERSION = 1;
@@ -22,34 +22,6 @@ const DB_VERSION = 1;
 /** The IndexedDB database (and Web Lock) name of the store called `name`. */
 export function indexedDbStoreDatabaseName(name) {
   return `runvil-store:${name}`;
-}
-
-function fromBytes(bytes) {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return bytes;
-  }
-}
-
-function toBytes(what, path, value) {
-  if (typeof value === 'string') return new TextEncoder().encode(value);
-  if (value instanceof Uint8Array) return value.slice();
-  if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
-  throw new TypeError(`${what}: the content of '${path}' must be a string, Uint8Array or ArrayBuffer`);
-}
-
-/**
- * A host-given path must be a store path the engine would accept (chapter 004): relative,
- * `/`-separated, no empty, `.` or `..` segment, no backslash or control character.
- */
-function checkHostPath(what, path) {
-  if (typeof path !== 'string' || path === '') throw new TypeError(`${what}: a store path must be a non-empty string`);
-  if (path.startsWith('/') || path.endsWith('/')) throw new TypeError(`${what}: '${path}' must be relative and must not end with /`);
-  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new TypeError(`${what}: '${path}' contains a backslash or a control character`);
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') throw new TypeError(`${what}: '${path}' has an empty, '.' or '..' segment`);
-  }
 }
 
 /** What went wrong with an IndexedDB request or transaction, in words a person can act on. */
@@ -286,12 +258,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
       const state = run && runs.get(run);
       const pending = applyBatch(`committing a batch of ${changes.length} change${changes.length === 1 ? '' : 's'}`, changes);
       if (!state) return pending;
-      // end() waits for batches still in flight (a cancelled run stops waiting for them) before
-      // it lets another run in.
-      const settled = pending.then(() => {}, () => {});
-      state.pending.add(settled);
-      settled.then(() => state.pending.delete(settled));
-      return pending;
+      return trackBatch(state.pending, pending);
     },
 
     /** The run is over (called by the engine, whatever the outcome): release its lock. */

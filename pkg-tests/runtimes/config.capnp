@@ -20,6 +20,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/store.js", esModule = embed "../../pkg/store.js"),
     (name = "pkg/idb-store.js", esModule = embed "../../pkg/idb-store.js"),
     (name = "pkg/zip.js", esModule = embed "../../pkg/zip.js"),
+    (name = "pkg/store-host.js", esModule = embed "../../pkg/store-host.js"),
     (name = "pkg/durable-store.js", esModule = embed "../../pkg/durable-store.js"),
     (name = "pkg/durable-object.js", esModule = embed "../../pkg/durable-object.js"),
     (name = "pkg/durable-layout.js", esModule = embed "../../pkg/durable-layout.js"),

@@ -8,7 +8,7 @@
 -- `kind` and `message` (and the extra fields a chapter lists) whose `tostring` and `..` give
 -- the message.
 local G, E = ...
--- E holds the Engine's values (h1, json_null, messages, engine_globals); reading any other key
+-- E holds the Engine's values (h1, json_null); reading any other key
 -- binds the Rust function of that name (lua/ops.rs), and an unknown name is an error. Binding
 -- costs: the code below looks each function up in E where it calls it, never while this chunk runs, so a
 -- section entry binds only what its blocks use.
