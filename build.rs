@@ -1,4 +1,4 @@
-//! Build script: minifies `src/lua/bootstrap.lua`; on native targets writes the spec-case test
+//! Build script: compiles the Engine's Lua code (`src/lua/bootstrap.lua`, `src/lua/parts/`) to bytecode; on native targets writes the spec-case test
 //! list (`spec_cases.rs`, included by `tests/spec_cases.rs`); and for wasm32-unknown-unknown,
 //! where the Lua C VM needs a setjmp/longjmp runtime (wasm exception handling), builds that and
 //! in-module WASI stubs so the final module imports nothing but wasm-bindgen glue.
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=wasm-support");
-    minify_bootstrap();
+    compile_engine_lua();
     if env::var("TARGET").as_deref() != Ok("wasm32-unknown-unknown") {
         // Only native builds run the tests; a wasm build does not rebuild when a case changes.
         spec_case_tests();
@@ -32,26 +32,39 @@ fn main() {
     println!("cargo:rustc-link-lib=static:-bundle=c");
 }
 
-/// The Engine's Lua code (bootstrap.lua and lua/parts/*.lua) without comments and indentation,
-/// for `include_str!`: the sources are kept readable in the repository, and the module (it has a
-/// size budget) carries only the code. The files have no long strings, so dropping `--` lines and
-/// leading spaces cannot change their meaning.
-fn minify_bootstrap() {
+/// The Engine's Lua code (bootstrap.lua and lua/parts/*.lua) compiled at build time into stripped
+/// Lua bytecode, for `include_bytes!` (`src/lua/chunks.rs`). Compiling it in the module instead
+/// cost the first run of every engine about half its time (issue 9, fast first result): the
+/// parser ran over some 40 KB of source in code V8 had only just compiled. The build uses the
+/// same Lua 5.5 (the build-produced copy that `[patch]` points every mlua at) natively; its
+/// bytecode is the wasm build's bit for bit, because the dump format depends only on the sizes of
+/// `int`, `Instruction`, `lua_Integer` and `lua_Number`, the same on both, and a mismatch would be
+/// refused by the header check of every load (so every test would fail).
+fn compile_engine_lua() {
+    // The build's CFLAGS (.cargo/config.toml) make Lua take its hash seed from the Engine's
+    // `runvil_makeseed`; this native Lua only compiles, so any seed does.
+    #[no_mangle]
+    extern "C" fn runvil_makeseed() -> std::ffi::c_uint {
+        0
+    }
+
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::create_dir_all(out.join("parts")).expect("create $OUT_DIR/parts");
-    let mut files = vec![("src/lua/bootstrap.lua".to_string(), out.join("bootstrap.min.lua"))];
+    let mut files = vec![("src/lua/bootstrap.lua".to_string(), out.join("bootstrap.luac"))];
     println!("cargo:rerun-if-changed=src/lua/parts");
     for entry in std::fs::read_dir("src/lua/parts").expect("src/lua/parts") {
         let path = entry.expect("src/lua/parts entry").path();
         if let (Some(stem), Some("lua")) = (path.file_stem().and_then(|s| s.to_str()), path.extension().and_then(|s| s.to_str())) {
-            files.push((path.display().to_string(), out.join("parts").join(format!("{stem}.min.lua"))));
+            files.push((path.display().to_string(), out.join("parts").join(format!("{stem}.luac"))));
         }
     }
+    let lua = mlua::Lua::new_with(mlua::StdLib::NONE, mlua::LuaOptions::new()).expect("a native Lua state");
     for (source, target) in files {
         println!("cargo:rerun-if-changed={source}");
         let text = std::fs::read_to_string(&source).expect("read Engine Lua source");
-        let code: Vec<&str> = text.lines().map(str::trim_start).filter(|l| !l.is_empty() && !l.starts_with("--")).collect();
-        std::fs::write(target, code.join("\n")).expect("write minified Engine Lua");
+        let function = lua.load(&text).set_name(format!("@{source}")).into_function().unwrap_or_else(|e| panic!("{source}: {e}"));
+        // Stripped: no line information or local names, which the Engine's messages never show.
+        std::fs::write(target, function.dump(true)).expect("write Engine Lua bytecode");
     }
 }
 

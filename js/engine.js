@@ -364,7 +364,7 @@ async function instantiate(module) {
       waiting.clear();
     },
   });
-  instance.exports = await instance.bindings.__wbg_init({ module_or_path: module });
+  instance.exports = await instance.bindings.instantiateModule(module);
   return instance;
 }
 

@@ -1,17 +1,16 @@
-//! The Engine's own Lua code, compiled once per thread and loaded into each section VM as
-//! *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: the everyday globals, control flow,
-//! tasks, tools and packs, models, Pack preludes) load the first time a block reads one of their
-//! globals, so an entry pays only for what it uses (issue 9: a section entry near the cost of a
-//! bare Lua state).
+//! The Engine's own Lua code, compiled to bytecode by build.rs and loaded into each section VM
+//! as *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: the everyday
+//! globals, control flow, tasks, tools and packs, models, Pack preludes) load the first time a
+//! block reads one of their globals, so an entry pays only for what it uses (issue 9: a section
+//! entry near the cost of a bare Lua state). Nothing is compiled at run time: the module's first
+//! run would otherwise spend most of its time in the Lua parser (docs/performance.md).
 //!
 //! Lua 5.5's `"B"` load mode reads instructions and long strings where they lie instead of
-//! copying them, so each buffer must outlive every VM: it is leaked once per thread (a few tens
-//! of KB in all, for the life of the wasm instance). Debug information is stripped: the Engine's
-//! errors carry their own messages and levels, and line numbers of Engine code must never show
-//! in a prompt's messages anyway.
+//! copying them, so each buffer must outlive every VM: they are statics. Debug information is
+//! stripped: the Engine's errors carry their own messages and levels, and line numbers of Engine
+//! code must never show in a prompt's messages anyway.
 
-use mlua::{Function, Lua, LuaOptions, StdLib, Value};
-use std::cell::OnceCell;
+use mlua::{Function, Lua, Value};
 use std::ffi::CStr;
 
 /// A piece of the Engine's Lua code.
@@ -62,58 +61,33 @@ impl Chunk {
         }
     }
 
-    /// The minified source (build.rs).
-    fn source(self) -> &'static str {
-        match self {
-            Chunk::Bootstrap => include_str!(concat!(env!("OUT_DIR"), "/bootstrap.min.lua")),
-            Chunk::Basics => include_str!(concat!(env!("OUT_DIR"), "/parts/basics.min.lua")),
-            Chunk::Control => include_str!(concat!(env!("OUT_DIR"), "/parts/control.min.lua")),
-            Chunk::Tasks => include_str!(concat!(env!("OUT_DIR"), "/parts/tasks.min.lua")),
-            Chunk::Tools => include_str!(concat!(env!("OUT_DIR"), "/parts/tools.min.lua")),
-            Chunk::Models => include_str!(concat!(env!("OUT_DIR"), "/parts/models.min.lua")),
-            Chunk::Preludes => include_str!(concat!(env!("OUT_DIR"), "/parts/preludes.min.lua")),
+    /// The chunk's stripped bytecode, compiled by build.rs.
+    fn bytecode(self) -> &'static [u8] {
+        /// Lua aligns a fixed load's instruction arrays relative to the buffer's start, so the
+        /// start must be aligned as an `Instruction` is.
+        #[repr(C, align(4))]
+        struct Aligned<B: ?Sized>(B);
+        macro_rules! luac {
+            ($file:literal) => {{
+                static BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), $file)));
+                &BYTES.0
+            }};
         }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The chunk's bytecode, compiled on first use in this thread.
-    fn bytecode(self) -> mlua::Result<&'static [u8]> {
-        BYTECODE.with(|cells| {
-            let cell = &cells[self.index()];
-            if let Some(bytes) = cell.get() {
-                return Ok(*bytes);
-            }
-            let compiler = Lua::new_with(StdLib::NONE, LuaOptions::new())?;
-            let name = self.chunk_name().to_string_lossy();
-            let dump = compiler.load(self.source()).set_name(name.as_ref()).into_function()?.dump(true);
-            let bytes = leak_aligned(&dump);
-            let _ = cell.set(bytes);
-            Ok(bytes)
-        })
+        match self {
+            Chunk::Bootstrap => luac!("/bootstrap.luac"),
+            Chunk::Basics => luac!("/parts/basics.luac"),
+            Chunk::Control => luac!("/parts/control.luac"),
+            Chunk::Tasks => luac!("/parts/tasks.luac"),
+            Chunk::Tools => luac!("/parts/tools.luac"),
+            Chunk::Models => luac!("/parts/models.luac"),
+            Chunk::Preludes => luac!("/parts/preludes.luac"),
+        }
     }
 
     /// The chunk's main function in `lua`, ready to call.
     pub fn load(self, lua: &Lua) -> mlua::Result<Function> {
-        load_fixed(lua, self.bytecode()?, self.chunk_name())
+        load_fixed(lua, self.bytecode(), self.chunk_name())
     }
-}
-
-thread_local! {
-    static BYTECODE: [OnceCell<&'static [u8]>; 7] = const { [const { OnceCell::new() }; 7] };
-}
-
-/// A copy of `bytes` that lives as long as the program, 4-byte aligned: a fixed load points
-/// Lua's instruction arrays into the buffer, and Lua aligns them relative to its start.
-fn leak_aligned(bytes: &[u8]) -> &'static [u8] {
-    let words: &'static mut [u32] = Box::leak(vec![0u32; bytes.len().div_ceil(4)].into_boxed_slice());
-    // SAFETY: `words` spans at least `bytes.len()` bytes, any byte pattern is a valid u32, and
-    // the slice is never freed.
-    let view = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len()) };
-    view.copy_from_slice(bytes);
-    view
 }
 
 /// Loads `bytes` (bytecode that lives forever) in fixed mode.
@@ -138,13 +112,14 @@ fn load_fixed(lua: &Lua, bytes: &'static [u8], name: &'static CStr) -> mlua::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mlua::{LuaOptions, StdLib};
 
-    /// Every chunk compiles, and the index used for the per-thread cache matches `ALL`.
+    /// Every chunk's bytecode loads, and parts are found by name.
     #[test]
-    fn every_chunk_compiles() {
-        for (i, chunk) in Chunk::ALL.into_iter().enumerate() {
-            assert_eq!(chunk.index(), i);
-            chunk.bytecode().unwrap_or_else(|e| panic!("{chunk:?}: {e}"));
+    fn every_chunk_loads() {
+        let lua = Lua::new_with(StdLib::NONE, LuaOptions::new()).unwrap();
+        for chunk in Chunk::ALL {
+            chunk.load(&lua).unwrap_or_else(|e| panic!("{chunk:?}: {e}"));
         }
         assert_eq!(Chunk::part("tools"), Some(Chunk::Tools));
         assert_eq!(Chunk::part("bootstrap"), None);
