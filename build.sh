@@ -188,7 +188,7 @@ cmd_build() {
   # (the promise behind runPrompt was 72 KB of code). V8 compiles a wasm function whole on its
   # first call, so an engine's first run compiled all of that to use a part; capping it cut the
   # code a first run compiles by a fifth (337 to 266 KB) and, unexpectedly, the module by 14 KB
-  # gzip (docs/performance.md, "Fast first result").
+  # gzip (docs/performance.md, "Start-up").
   node_modules/.bin/wasm-opt --low-memory-unused --one-caller-inline-max-function-size=20 -Oz --gufa -Oz --converge --strip-debug --strip-producers "$tmp/runvil_bg.wasm" -o "$tmp/runvil_bg.opt.wasm"
   mv "$tmp/runvil_bg.opt.wasm" "$tmp/runvil_bg.wasm"
   node tools/make-package.mjs "$tmp" "$PKG"
