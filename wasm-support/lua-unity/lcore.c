@@ -17,3 +17,7 @@
 #include "core/lvm.c"
 #include "core/ltable.c"
 #include "core/ldo.c"
+#include "core/ltablib.c"
+#pragma clang attribute push (__attribute__((minsize)), apply_to = function)
+#include "core/lapi.c"
+#pragma clang attribute pop
