@@ -22,6 +22,9 @@
 ** the unit were measured too and cost more bytes than the budget leaves (docs/performance.md).
 */
 #include "core/lvm.c"
+/* OP_SETFIELD's table store, most of n-body's time out of luaV_execute when it was a call. */
+LUAI_FUNC int luaH_psetshortstr (Table *t, TString *key, TValue *val)
+  __attribute__((always_inline));
 #include "core/ltable.c"
 #include "core/ldo.c"
 #include "core/ltablib.c"
