@@ -88,7 +88,7 @@ setup_npm() {
 # wrapper, whose per-file flags cargo cannot see). A copy made from other inputs is made again, so
 # cargo recompiles Lua.
 lua_overlay_stamp() {
-  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch wasm-support/wasm-cc | sha256sum | cut -d' ' -f1
+  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch wasm-support/lua-unity/*.c wasm-support/wasm-cc | sha256sum | cut -d' ' -f1
 }
 
 setup_lua_src() {
@@ -114,6 +114,14 @@ setup_lua_src() {
   for patch in wasm-support/lua-patches/*.patch; do
     patch -s -p1 --no-backup-if-mismatch -d "$dest.tmp" <"$patch" || die "could not apply $patch"
   done
+  # The VM's hot core as one translation unit (wasm-support/lua-unity/lcore.c says why): the files
+  # it includes move to core/, out of the folder lua-src compiles file by file.
+  mkdir "$dest.tmp/lua-5.5.1/core"
+  local unit
+  for unit in $(sed -n 's/^#include "core\/\(.*\.c\)"$/\1/p' wasm-support/lua-unity/lcore.c); do
+    mv "$dest.tmp/lua-5.5.1/$unit" "$dest.tmp/lua-5.5.1/core/$unit" || die "lcore.c includes $unit, which Lua does not have"
+  done
+  cp wasm-support/lua-unity/lcore.c "$dest.tmp/lua-5.5.1/"
   lua_overlay_stamp >"$dest.tmp/.runvil-overlay"
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
