@@ -191,7 +191,13 @@ cmd_build() {
   # budget currently needs. --low-memory-unused (about 2 KB more) lets binaryen fold constant
   # offsets into loads and stores: valid because rustc links the stack first (below the data), so
   # the lowest 1 KB is the far end of the 8 MiB stack and no object ever lives there.
-  node_modules/.bin/wasm-opt --low-memory-unused -Oz --gufa -Oz --converge --strip-debug --strip-producers "$tmp/runvil_bg.wasm" -o "$tmp/runvil_bg.opt.wasm"
+  # --one-caller-inline-max-function-size=20: binaryen otherwise inlines every function that has
+  # one caller, whatever its size, which merged most of the engine into a few huge functions
+  # (the promise behind runPrompt was 72 KB of code). V8 compiles a wasm function whole on its
+  # first call, so an engine's first run compiled all of that to use a part; capping it cut the
+  # code a first run compiles by a fifth (337 to 266 KB) and, unexpectedly, the module by 14 KB
+  # gzip (docs/performance.md, "Start-up").
+  node_modules/.bin/wasm-opt --low-memory-unused --one-caller-inline-max-function-size=20 -Oz --gufa -Oz --converge --strip-debug --strip-producers "$tmp/runvil_bg.wasm" -o "$tmp/runvil_bg.opt.wasm"
   mv "$tmp/runvil_bg.opt.wasm" "$tmp/runvil_bg.wasm"
   node tools/make-package.mjs "$tmp" "$PKG"
   log "node tools/build-site.mjs (the playground, into site/)"

@@ -74,36 +74,21 @@ local function pass(ok, ...)
   return false, normalize(e)
 end
 G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
--- xpcall runs the handler where Lua runs it, before the stack unwinds and protected: an error in
--- the handler is Lua's "error in error handling", never the run's end. A control signal passes the
--- handler by, wrapped, and goes on up.
-local raw_xpcall, CONTROL = xpcall, {}
-local function xpass(ok, ...)
-  if ok then return true, ... end
-  local e = ...
-  if raw_getmetatable(e) == CONTROL then raw_error(e[1], 0) end
-  if E.is_control(e) then raw_error(e, 0) end
-  return false, e
-end
-G.xpcall = function(f, handler, ...)
-  if type(handler) ~= 'function' then
-    raw_error("bad argument #2 to 'xpcall' (function expected, got " .. (handler == nil and 'no value' or type(handler)) .. ')', 2)
-  end
-  return xpass(raw_xpcall(f, function(e)
-    if E.is_control(e) then return raw_setmetatable({ e }, CONTROL) end
-    return handler(normalize(e))
-  end, ...))
-end
+-- xpcall (parts/guards.lua) runs the handler where Lua runs it, before the stack unwinds and
+-- protected: an error in the handler is Lua's "error in error handling", never the run's end. A
+-- control signal passes the handler by, wrapped, and goes on up.
 
--- _G's metatable belongs to the Engine: `prose` and `argv` are not raw globals, they resolve
--- here. A prompt's own setmetatable(_G, mt) is kept aside and consulted for every other miss,
--- so `__index` defaults and strict-mode metatables behave as the author wrote them.
-local user_mt = nil
+-- What the guards part shares with _G's metatable: `user_mt`, the block's own metatable for _G.
+local shared = {}
+-- Lua's own xpcall, setmetatable and getmetatable leave _G until a block reads the names: then the
+-- guards part installs the Engine's (found through G_MT.__index, which only runs for absent keys).
+local raw_xpcall = xpcall
+G.xpcall, G.setmetatable, G.getmetatable = nil, nil, nil
 -- The Engine globals whose code loads on first read (lua/parts/*.lua, see `part` below), by the
 -- part that defines them, and those a block assigned before reading: its value stands.
 local PART_OF = { jump = 'control', call = 'control', require = 'control', tasks = 'tasks',
   tools = 'tools', packs = 'tools', models = 'models', json = 'basics', store = 'basics', log = 'basics',
-  untrusted = 'basics', sys = 'basics', prompt = 'basics', ui = 'basics', messages = 'basics',
+  xpcall = 'guards', setmetatable = 'guards', getmetatable = 'guards', untrusted = 'basics', sys = 'basics', prompt = 'basics', ui = 'basics', messages = 'basics',
   compactors = 'basics' }
 local assigned = {}
 local part
@@ -135,7 +120,7 @@ G_MT.__index = function(t, k)
     part(p)
     return raw_get(t, k)
   end
-  local mt = user_mt
+  local mt = shared.user_mt
   if mt ~= nil then
     local h = mt.__index
     if type(h) == 'function' then return h(t, k) end
@@ -150,7 +135,7 @@ G_MT.__newindex = function(t, k, v)
   end
   if PART_OF[k] or k == 'var' then assigned[k] = true end
   if k == 'prose' then raise('lua', 'prose is read-only: it is the rendered prose above the current block') end
-  local mt = user_mt
+  local mt = shared.user_mt
   if mt ~= nil then
     local h = mt.__newindex
     if type(h) == 'function' then return h(t, k, v) end
@@ -160,45 +145,6 @@ G_MT.__newindex = function(t, k, v)
 end
 raw_setmetatable(G, G_MT)
 
-G.setmetatable = function(t, mt)
-  if t == G then
-    if mt ~= nil and type(mt) ~= 'table' then
-      raw_error("bad argument #2 to 'setmetatable' (nil or table expected)", 2)
-    end
-    if user_mt ~= nil and user_mt.__metatable ~= nil then
-      raw_error('cannot change a protected metatable', 2)
-    end
-    user_mt = mt
-    return t
-  end
-  if type(t) ~= 'table' then raw_error("bad argument #1 to 'setmetatable' (table expected, got " .. type(t) .. ')', 2) end
-  if mt ~= nil and type(mt) ~= 'table' then
-    raw_error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. type(mt) .. ')', 2)
-  end
-  -- No finalizers (docs/language.md): a __gc would run at a time the prompt does not control,
-  -- outside the block, even after the run. Lua marks an object for finalization only here.
-  if mt ~= nil and raw_get(mt, '__gc') ~= nil then
-    raw_error('setmetatable: __gc finalizers are not available in Runvil; release resources explicitly', 2)
-  end
-  if raw_getmetatable(t) ~= nil and not raw_pcall(raw_setmetatable, t, mt) then
-    raw_error('cannot change a protected metatable', 2)
-  end
-  return raw_setmetatable(t, mt)
-end
-G.getmetatable = function(...)
-  if select('#', ...) == 0 then raw_error("bad argument #1 to 'getmetatable' (value expected)", 2) end
-  local t = ...
-  if t == G then
-    if user_mt == nil then return nil end
-    local protected = user_mt.__metatable
-    if protected ~= nil then return protected end
-    return user_mt
-  end
-  return raw_getmetatable(t)
-end
-
--- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
--- assigning line. Rust builds the proxies with these metamethods.
 local var_mt_fns = {
   index = function(t, k) return check(E.var_index(t, k)) end,
   newindex = function(t, k, v) return check(E.var_newindex(t, k, v)) end,
@@ -243,13 +189,14 @@ local core = {
   check = check, raise = raise, make_error = make_error, unavailable_table = unavailable_table,
   pcall = G.pcall, raw_pcall = raw_pcall, raw_error = raw_error, raw_setmetatable = raw_setmetatable,
   raw_set = raw_set, type = type, tostring = tostring, next = next, ipairs = ipairs, math_type = math.type,
-  find = raw_find,
-  -- What a Pack prelude's environment offers (parts/preludes.lua).
+  find = raw_find, normalize = normalize, shared = shared, raw_xpcall = raw_xpcall,
+  raw_getmetatable = raw_getmetatable, raw_get = raw_get, select = select,
+  -- What a Pack prelude's environment offers (parts/preludes.lua, with the guards part's
+  -- getmetatable, setmetatable and xpcall).
   std = {
-    assert = assert, error = raw_error, getmetatable = G.getmetatable, ipairs = ipairs, next = next,
-    pairs = pairs, pcall = G.pcall, select = select, setmetatable = G.setmetatable, tonumber = tonumber,
-    tostring = tostring, type = type, xpcall = G.xpcall, string = string, table = table, math = math,
-    utf8 = utf8,
+    assert = assert, error = raw_error, ipairs = ipairs, next = next, pairs = pairs, pcall = G.pcall,
+    select = select, tonumber = tonumber, tostring = tostring, type = type, string = string,
+    table = table, math = math, utf8 = utf8,
   },
 }
 local parts = {}

@@ -24,12 +24,15 @@ pub enum Chunk {
     Tasks,
     /// `tools` and `packs`.
     Tools,
+    /// `xpcall`, `setmetatable`, `getmetatable`.
+    Guards,
     Models,
     Preludes,
 }
 
 impl Chunk {
-    const ALL: [Chunk; 7] = [Chunk::Bootstrap, Chunk::Basics, Chunk::Control, Chunk::Tasks, Chunk::Tools, Chunk::Models, Chunk::Preludes];
+    const ALL: [Chunk; 8] =
+        [Chunk::Bootstrap, Chunk::Basics, Chunk::Control, Chunk::Tasks, Chunk::Tools, Chunk::Guards, Chunk::Models, Chunk::Preludes];
 
     /// The part's name as bootstrap.lua asks for it (`E.load_part(name)`); the bootstrap is no part.
     pub fn part(name: &str) -> Option<Chunk> {
@@ -43,6 +46,7 @@ impl Chunk {
             Chunk::Control => "control",
             Chunk::Tasks => "tasks",
             Chunk::Tools => "tools",
+            Chunk::Guards => "guards",
             Chunk::Models => "models",
             Chunk::Preludes => "preludes",
         }
@@ -56,6 +60,7 @@ impl Chunk {
             Chunk::Control => c"=runvil control",
             Chunk::Tasks => c"=runvil tasks",
             Chunk::Tools => c"=runvil tools",
+            Chunk::Guards => c"=runvil guards",
             Chunk::Models => c"=runvil models",
             Chunk::Preludes => c"=runvil preludes",
         }
@@ -79,6 +84,7 @@ impl Chunk {
             Chunk::Control => luac!("/parts/control.luac"),
             Chunk::Tasks => luac!("/parts/tasks.luac"),
             Chunk::Tools => luac!("/parts/tools.luac"),
+            Chunk::Guards => luac!("/parts/guards.luac"),
             Chunk::Models => luac!("/parts/models.luac"),
             Chunk::Preludes => luac!("/parts/preludes.luac"),
         }

@@ -399,6 +399,7 @@ mod tests {
             include_str!("parts/control.lua"),
             include_str!("parts/tasks.lua"),
             include_str!("parts/tools.lua"),
+            include_str!("parts/guards.lua"),
             include_str!("parts/models.lua"),
             include_str!("parts/preludes.lua"),
         ]

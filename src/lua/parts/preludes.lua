@@ -47,10 +47,11 @@ local function install_preludes()
   if #list > 0 and not KEYWORDS then reserved_names() end
   for i = 1, #list do
     local id, source = list[i][1], list[i][2]
+    local guards = core.part('guards').globals
     local view = {
-      assert = std.assert, error = std.error, getmetatable = std.getmetatable, ipairs = std.ipairs,
-      next = std.next, pairs = std.pairs, pcall = std.pcall, select = std.select, setmetatable = std.setmetatable,
-      tonumber = std.tonumber, tostring = std.tostring, type = std.type, xpcall = std.xpcall,
+      assert = std.assert, error = std.error, getmetatable = guards.getmetatable, ipairs = std.ipairs,
+      next = std.next, pairs = std.pairs, pcall = std.pcall, select = std.select, setmetatable = guards.setmetatable,
+      tonumber = std.tonumber, tostring = std.tostring, type = std.type, xpcall = guards.xpcall,
       string = std.string, table = std.table, math = std.math,
       tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var()),
     }
