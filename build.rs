@@ -1,5 +1,6 @@
-//! Build script: compiles the Engine's Lua code (`src/lua/bootstrap.lua`, `src/lua/parts/`) to bytecode; on native targets writes the spec-case test
-//! list (`spec_cases.rs`, included by `tests/spec_cases.rs`); and for wasm32-unknown-unknown,
+//! Build script: compiles the Engine's Lua code (`src/lua/bootstrap.lua`, `src/lua/parts/`) to
+//! bytecode; on native targets writes the spec-case test list (`spec_cases.rs`, included by
+//! `tests/spec_cases.rs`); and for wasm32-unknown-unknown,
 //! where the Lua C VM needs a setjmp/longjmp runtime (wasm exception handling), builds that and
 //! in-module WASI stubs so the final module imports nothing but wasm-bindgen glue.
 use std::env;
@@ -35,8 +36,8 @@ fn main() {
 /// The Engine's Lua code (bootstrap.lua and lua/parts/*.lua) compiled at build time into stripped
 /// Lua bytecode, for `include_bytes!` (`src/lua/chunks.rs`). Compiling it in the module instead
 /// cost every engine's first run several milliseconds (issue 9, fast first result): a compiler
-/// VM, and the parser run over the bootstrap's source in code V8 had only just compiled. The build uses the
-/// same Lua 5.5 (the build-produced copy that `[patch]` points every mlua at) natively; its
+/// VM, and the parser run over the bootstrap's source in code V8 had only just compiled. The
+/// build uses the same Lua 5.5 (the build-produced copy that `[patch]` points every mlua at) natively; its
 /// bytecode is the wasm build's bit for bit, because the dump format depends only on the sizes of
 /// `int`, `Instruction`, `lua_Integer` and `lua_Number`, the same on both, and a mismatch would be
 /// refused by the header check of every load (so every test would fail).

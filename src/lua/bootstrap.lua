@@ -78,7 +78,10 @@ G.pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
 -- protected: an error in the handler is Lua's "error in error handling", never the run's end. A
 -- control signal passes the handler by, wrapped, and goes on up.
 
--- What the guards part shares with _G's metatable: `user_mt`, the block's own metatable for _G.
+-- _G's metatable belongs to the Engine: `prose` and `argv` are not raw globals, they resolve
+-- here. A prompt's own setmetatable(_G, mt) (parts/guards.lua) is kept aside in
+-- `shared.user_mt` and consulted for every other miss, so `__index` defaults and strict-mode
+-- metatables behave as the author wrote them.
 local shared = {}
 -- Lua's own xpcall, setmetatable and getmetatable leave _G until a block reads the names: then the
 -- guards part installs the Engine's (found through G_MT.__index, which only runs for absent keys).
@@ -88,8 +91,8 @@ G.xpcall, G.setmetatable, G.getmetatable = nil, nil, nil
 -- part that defines them, and those a block assigned before reading: its value stands.
 local PART_OF = { jump = 'control', call = 'control', require = 'control', tasks = 'tasks',
   tools = 'tools', packs = 'tools', models = 'models', json = 'basics', store = 'basics', log = 'basics',
-  xpcall = 'guards', setmetatable = 'guards', getmetatable = 'guards', untrusted = 'basics', sys = 'basics', prompt = 'basics', ui = 'basics', messages = 'basics',
-  compactors = 'basics' }
+  untrusted = 'basics', sys = 'basics', prompt = 'basics', ui = 'basics', messages = 'basics',
+  compactors = 'basics', xpcall = 'guards', setmetatable = 'guards', getmetatable = 'guards' }
 local assigned = {}
 local part
 -- In the H1 pass argv is an ordinary value the H1 blocks may repair; the Engine freezes what
@@ -145,6 +148,8 @@ G_MT.__newindex = function(t, k, v)
 end
 raw_setmetatable(G, G_MT)
 
+-- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
+-- assigning line. Rust builds the proxies with these metamethods.
 local var_mt_fns = {
   index = function(t, k) return check(E.var_index(t, k)) end,
   newindex = function(t, k, v) return check(E.var_newindex(t, k, v)) end,

@@ -1,9 +1,10 @@
 //! The Engine's own Lua code, compiled to bytecode by build.rs and loaded into each section VM
 //! as *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: the everyday
-//! globals, control flow, tasks, tools and packs, models, Pack preludes) load the first time a
-//! block reads one of their globals, so an entry pays only for what it uses (issue 9: a section
-//! entry near the cost of a bare Lua state). Nothing is compiled at run time: the module's first
-//! run would otherwise spend most of its time in the Lua parser (docs/performance.md).
+//! globals, the xpcall/metatable guards, control flow, tasks, tools and packs, models, Pack
+//! preludes) load the first time a block reads one of their globals, so an entry pays only for
+//! what it uses (issue 9: a section entry near the cost of a bare Lua state). Nothing is compiled
+//! at run time: that cost every engine's first run several milliseconds in the Lua parser
+//! (docs/performance.md, "Start-up").
 //!
 //! Lua 5.5's `"B"` load mode reads instructions and long strings where they lie instead of
 //! copying them, so each buffer must outlive every VM: they are statics. Debug information is

@@ -51,6 +51,8 @@ local function setmetatable(t, mt)
   if mt ~= nil and type(mt) ~= 'table' then
     raw_error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. type(mt) .. ')', 2)
   end
+  -- No finalizers (docs/language.md): a __gc would run at a time the prompt does not control,
+  -- outside the block, even after the run. Lua marks an object for finalization only here.
   if mt ~= nil and raw_get(mt, '__gc') ~= nil then
     raw_error('setmetatable: __gc finalizers are not available in Runvil; release resources explicitly', 2)
   end
