@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROGRAMS as ALL } from './compute.mjs';
-import { geomean } from './results.mjs';
+import { geomean, stats } from './results.mjs';
 
 const [runsArg, ...pkgs] = process.argv.slice(2);
 const runs = Number(runsArg);
@@ -29,10 +29,7 @@ for (const dir of pkgs) {
   const { createEngine } = await import(pathToFileURL(resolve(dir, 'index.js')).href);
   engines.push(await createEngine());
 }
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const median = (xs) => stats(xs).median;
 const cpuMs = async (fn) => {
   const c0 = process.cpuUsage();
   const value = await fn();
