@@ -7,8 +7,9 @@
 //  - RSS added: the child's resident set after the first result less before createEngine.
 // min / median / max over the samples, and the ratio of the medians. Goals (issue 9 item 3):
 // createEngine + first run at most 1.5x wasmoon's, the RSS one engine adds at most 2x.
-// A third arm runs Runvil's child under `node --no-wasm-lazy-compilation` (V8 compiles every wasm
-// function up front): how much of the first run is V8 compiling the functions it touches.
+// Variant arms (ARMS below, each with a label), interleaved with the two, each take one cost out
+// of Runvil's first run, or put one into wasmoon's, to show where the time and memory go: V8's lazy
+// compilation, drawing the run seed, V8's tier-up of the Lua interpreter loop.
 // Writes bench/results/startup.json.
 //
 //   node bench/startup.mjs [--quick]
@@ -19,64 +20,88 @@ import { ROOT, QUICK, versus, writeResults } from './results.mjs';
 const started = performance.now();
 const RUNS = QUICK ? 5 : 11;
 
-const CHILD = {
-  runvil: `
+/** Runvil's child; `options` is the source text of the first run's options. */
+const runvilChild = (options) => `
     const { createEngine } = await import('./pkg/index.js');
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
     const engine = await createEngine();
     const t1 = performance.now();
-    const out = await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n");
+    const out = await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n", ${options});
     const t2 = performance.now();
     if (out.result !== 'ok') throw new Error(JSON.stringify(out));
-    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
-  wasmoon: `
+    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
+
+/** wasmoon's child; `chunk` is the Lua its first run does, `expected` what that returns. */
+const wasmoonChild = (chunk, expected) => `
     const { LuaFactory } = await import('wasmoon');
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
     const lua = await new LuaFactory().createEngine();
     const t1 = performance.now();
-    const out = await lua.doString("return 'ok'");
+    const out = await lua.doString(${JSON.stringify(chunk)});
     const t2 = performance.now();
-    if (out !== 'ok') throw new Error(String(out));
-    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`,
+    if (out !== ${JSON.stringify(expected)}) throw new Error(String(out));
+    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
+
+// The two arms the goals compare, then variants that take one cost out of Runvil's first run (or
+// put it into wasmoon's), to show where the time and the memory go.
+const ARMS = {
+  runvil: { child: runvilChild('undefined'), flags: [] },
+  wasmoon: { child: wasmoonChild("return 'ok'", 'ok'), flags: [] },
+  eager: { child: runvilChild('undefined'), flags: ['--no-wasm-lazy-compilation'],
+    label: 'V8 compiling all wasm up front (`--no-wasm-lazy-compilation`)' },
+  seeded: { child: runvilChild('{ seed: 1 }'), flags: [],
+    label: 'a seed given (`seed: 1`: no `crypto.getRandomValues`)' },
+  // V8 (Node 20) tiers a wasm function up to TurboFan once its Liftoff code has run "enough":
+  // every loop back-edge spends the jump's distance in machine code, so the interpreter loop of a
+  // Lua VM (about 21 KB of wasm) is tiered up after some dozens of Lua instructions. The Engine's
+  // own Lua (bootstrap.lua) runs more than that in every first run; this arm never tiers up.
+  untiered: { child: runvilChild('undefined'), flags: ['--wasm-tiering-budget=1000000000'],
+    label: 'no tier-up to TurboFan (`--wasm-tiering-budget=1000000000`)' },
+  // The same threshold in wasmoon: its first chunk runs a 30-step loop instead of `return 'ok'`.
+  wasmoonLoop: { child: wasmoonChild('local s = 0 for i = 1, 30 do s = s + i end return s', 465), flags: [],
+    label: 'wasmoon, its first chunk a 30-step loop' },
 };
 
-CHILD.eager = CHILD.runvil;
-const FLAGS = { runvil: [], wasmoon: [], eager: ['--no-wasm-lazy-compilation'] };
-
 const sample = (name) =>
-  JSON.parse(execFileSync(process.execPath, [...FLAGS[name], '--input-type=module', '-e', CHILD[name]], { cwd: ROOT, encoding: 'utf8' }));
+  JSON.parse(execFileSync(process.execPath, [...ARMS[name].flags, '--input-type=module', '-e', ARMS[name].child], { cwd: ROOT, encoding: 'utf8' }));
 
 const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
-const samples = { runvil: [], wasmoon: [], eager: [] };
+const names = Object.keys(ARMS);
+const samples = Object.fromEntries(names.map((name) => [name, []]));
 for (let i = 0; i < RUNS; i++) {
-  const order = i % 2 === 0 ? ['runvil', 'wasmoon', 'eager'] : ['eager', 'wasmoon', 'runvil'];
-  for (const name of order) samples[name].push(sample(name));
+  for (const name of i % 2 === 0 ? names : [...names].reverse()) samples[name].push(sample(name));
 }
 const GOALS = {
   sum: { max: 1.5, of: 'ratio', text: '≤ 1.5× wasmoon' },
   rss: { max: 2, of: 'ratio', text: '≤ 2× wasmoon' },
 };
-const figures = {};
-console.log(`start-up, fresh process per sample (${RUNS} samples each, interleaved)`);
-for (const [key, label, unit, scale] of [
+const MEASURES = [
   ['create', 'createEngine (fresh process)', 'ms', 1],
   ['first', 'first trivial run right after createEngine', 'ms', 1],
   ['sum', 'createEngine + first run', 'ms', 1],
   ['rss', 'RSS added by one engine', 'MiB', 1 / 2 ** 20],
-]) {
-  const of = (name) => samples[name].map((s) => (key === 'sum' ? s.create + s.first : s[key]) * scale);
-  const f = versus(label, unit, of('runvil'), 'wasmoon', of('wasmoon'), GOALS[key]);
+];
+const of = (name, key, scale) => samples[name].map((s) => (key === 'sum' ? s.create + s.first : s[key]) * scale);
+const figures = {};
+console.log(`start-up, fresh process per sample (${RUNS} samples each, interleaved)`);
+for (const [key, label, unit, scale] of MEASURES) {
+  const f = versus(label, unit, of('runvil', key, scale), 'wasmoon', of('wasmoon', key, scale), GOALS[key]);
   f.runs = RUNS;
   figures[key] = f;
   console.log(`  ${label.padEnd(44)} runvil ${fmt(f)} ${unit}; wasmoon ${fmt(f.peer)} ${unit}; ratio ${f.ratio.toFixed(2)}`);
 }
-for (const [key, label] of [['create', 'createEngine'], ['first', 'first trivial run']]) {
-  const f = versus(`${label} under --no-wasm-lazy-compilation`, 'ms', samples.eager.map((s) => s[key]), 'Runvil, lazy compilation (the default)', samples.runvil.map((s) => s[key]));
-  f.runs = RUNS;
-  figures[`${key}Eager`] = f;
-  console.log(`  ${f.name.padEnd(44)} ${fmt(f)} ms; by default ${fmt(f.peer)} ms`);
+// Each variant against the arm it varies (Runvil's default, or wasmoon's `return 'ok'`).
+for (const name of names.filter((n) => ARMS[n].label)) {
+  const base = name.startsWith('wasmoon') ? 'wasmoon' : 'runvil';
+  for (const [key, , unit, scale] of MEASURES) {
+    const f = versus(ARMS[name].label, unit, of(name, key, scale), base, of(base, key, scale));
+    f.runs = RUNS;
+    figures[`${name}-${key}`] = f;
+  }
+  const t = (key) => `${figures[`${name}-${key}`].median.toFixed(1)} vs ${figures[`${name}-${key}`].peer.median.toFixed(1)}`;
+  console.log(`  ${ARMS[name].label}: create ${t('create')} ms, first ${t('first')} ms, RSS ${t('rss')} MiB`);
 }
 writeResults('startup', 'node bench/startup.mjs', figures, started);

@@ -209,13 +209,18 @@ export const BLOCKS = {
       const f = src.fig(`startup.${k}`);
       return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio), f.goal ? `${f.goal.text}: **${verdict(f)}**` : ''];
     });
-    const eager = ['createEager', 'firstEager'].map((k) => {
-      const f = src.fig(`startup.${k}`);
-      return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio)];
+    // The variant arms (bench/startup.mjs ARMS), each against the arm it varies.
+    const variants = ['eager', 'seeded', 'untiered', 'wasmoonLoop'].map((name) => {
+      const cell = (key) => {
+        const f = src.fig(`startup.${name}-${key}`);
+        return `${num(f.median)} (${num(f.peer.median)})`;
+      };
+      return [src.fig(`startup.${name}-first`).name, cell('create'), cell('first'), cell('rss')];
     });
     return `${table(['figure', 'Runvil', 'wasmoon', 'ratio of medians', 'goal'], rows)}\n\n` +
-      `${table(['Runvil, V8 compiling all wasm up front', 'eager', 'lazy (the default)', 'eager / lazy'], eager)}\n\n` +
-      `${src.fig('startup.sum').runs} samples each, median (min–max), each in a fresh Node process, the three arms alternating.`;
+      `${table(['variant (median; in brackets, the arm it varies)', 'createEngine, ms', 'first run, ms', 'RSS added, MiB'], variants)}\n\n` +
+      `${src.fig('startup.sum').runs} samples of each arm, median (min–max), each in a fresh Node process, the arms alternating. ` +
+      'Each variant takes one cost out of Runvil\'s default arm, or (the last) puts one into wasmoon\'s.';
   },
 
   rounds(src) {
