@@ -202,27 +202,18 @@ fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
 /// Compiles one chunk (a block or the shared library) and runs it to completion on a fresh
 /// coroutine under the Engine's raw pcall. Returns the chunk's return values.
 async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<Flow, RunError> {
-    // Leading newlines make Lua's positions ("## Main:12:") file line numbers.
-    let code = format!("{}{}", "\n".repeat(source.line.saturating_sub(1)), source.code);
-    let f = vm
-        .lua
-        .load(code)
-        .set_name(format!("={chunk_name}"))
-        // Text only: a prompt must never get Lua to load bytecode (malformed bytecode can
-        // corrupt the VM).
-        .set_mode(mlua::chunk::ChunkMode::Text)
-        .into_function()
-        .map_err(|e| match e {
-            mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
-            // Lua's parser raises a runtime error, not a syntax error, when the block nests
-            // deeper than the C stack allows; mlua adds its traceback of C frames. The first
-            // line, at the block, is the message.
-            mlua::Error::RuntimeError(message) => {
-                let first = message.lines().next().unwrap_or_default();
-                RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
-            }
-            other => lua::setup_error(ctx, other),
-        })?;
+    // Text only, at its line in the file (so Lua's positions are file lines).
+    let f = lua::load_text(&vm.lua, &source.code, source.line, chunk_name).map_err(|e| match e {
+        mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
+        // Lua's parser raises a runtime error, not a syntax error, when the block nests
+        // deeper than the C stack allows; mlua adds its traceback of C frames. The first
+        // line, at the block, is the message.
+        mlua::Error::RuntimeError(message) => {
+            let first = message.lines().next().unwrap_or_default();
+            RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
+        }
+        other => lua::setup_error(ctx, other),
+    })?;
     run_function(ctx, vm, f, ()).await
 }
 

@@ -10,6 +10,7 @@ mod globals;
 mod handles;
 mod loop_api;
 mod ops;
+mod source;
 mod store_api;
 mod tools_api;
 pub mod values;
@@ -22,6 +23,7 @@ use crate::effects::context::EntryCtx;
 use crate::effects::memory::Heap;
 use crate::error::{RunError, RunErrorKind};
 pub use globals::{is_memory_error, mlua_error_message};
+pub use source::load_text;
 use values::{Marks, ProxyShims};
 
 /// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
@@ -187,7 +189,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
     let math: Table = g.raw_get("math")?;
-    math.get::<Function>("randomseed")?.call::<()>((seed as i64, (seed >> 32) as i64))?;
+    math.raw_get::<Function>("randomseed")?.call::<()>((seed as i64, (seed >> 32) as i64))?;
     let coroutine: Table = g.raw_get("coroutine")?;
     if let Value::Table(string) = g.raw_get::<Value>("string")? {
         string.raw_set("dump", Value::Nil)?;
@@ -198,8 +200,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let marks = Marks { array_mt };
 
     let e = lua.create_table()?;
-    // The proxy shims are created by bootstrap.lua, which needs `E` first; the Rust side reads
-    // them back through this cell once bootstrap has returned.
+    // var's proxy metamethods come with var's first read (the `proxies` part; `globals::var_root`).
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     let suspend_factory = Rc::new(OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
@@ -215,13 +216,19 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     handles::install(&lua, &env)?;
     ops::install(&lua, &e, &env)?;
 
-    let internals: Table = chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
-    let fns: Table = internals.get("var_mt_fns")?;
-    let proxy_shims =
-        ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
-    let _ = shims.set(proxy_shims.clone());
-    let _ = suspend_factory.set(internals.get("suspending")?);
-    handles::register_model_infer(&lua, internals.get("model_infer")?)?;
+    // bootstrap.lua returns the internals in this order.
+    let (run_block, argv_value, install_preludes, has_preludes, is_substitution_error, is_error_value, model_infer, suspending): (
+        Function,
+        Function,
+        Function,
+        Function,
+        Function,
+        Function,
+        Function,
+        Function,
+    ) = chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
+    let _ = suspend_factory.set(suspending);
+    handles::register_model_infer(&lua, model_infer)?;
 
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
@@ -242,16 +249,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
-    Ok(Vm {
-        run_block: internals.get("run_block")?,
-        argv_value: internals.get("argv_value")?,
-        is_substitution_error: internals.get("is_substitution_error")?,
-        is_error_value: internals.get("is_error_value")?,
-        install_preludes: internals.get("install_preludes")?,
-        has_preludes: internals.get("has_preludes")?,
-        lua,
-        marks,
-    })
+    Ok(Vm { run_block, argv_value, is_substitution_error, is_error_value, install_preludes, has_preludes, lua, marks })
 }
 
 #[cfg(test)]

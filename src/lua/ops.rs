@@ -277,12 +277,12 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::ErrorParts => globals::error_parts(lua, &a.get(0)),
         Op::Prose => globals::read_prose(lua, env),
         Op::ArgvInitial => globals::argv_initial(lua, env),
-        Op::ArgvFrozen => globals::argv_frozen(lua, env),
+        Op::ArgvFrozen => globals::argv_frozen(lua, env, &a.get(0)),
         Op::SysGet => globals::sys_get(lua, env, &a.get(0)),
         Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
         Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
         Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
-        Op::VarRoot => globals::var_root(lua, env),
+        Op::VarRoot => globals::var_root(lua, env, &a.get(0)),
         Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
@@ -294,7 +294,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::Untrusted => globals::untrusted(lua, env, &a.get(0)),
         Op::Preludes => globals::preludes(lua, env),
         Op::LoadPrelude => globals::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
-        Op::PreludeVar => globals::prelude_var(lua, env),
+        Op::PreludeVar => globals::prelude_var(lua, env, &a.get(0)),
         Op::PreludeLoading => globals::prelude_loading(env, &a.get(0)),
         Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
         Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
@@ -402,6 +402,8 @@ mod tests {
             include_str!("parts/guards.lua"),
             include_str!("parts/models.lua"),
             include_str!("parts/preludes.lua"),
+            include_str!("parts/proxies.lua"),
+            include_str!("parts/unavailable.lua"),
         ]
         .concat();
         let source = source.as_str();

@@ -40,5 +40,5 @@ models.loop = function()
     check(E.loop_finish())
   end
 end
-return { globals = { models = core.unavailable_table('models', models) } }
+return { globals = { models = part('unavailable').table('models', models) } }
 
