@@ -119,7 +119,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
 async fn prepare_vm(ctx: &Rc<EntryCtx>) -> Result<Vm, RunError> {
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
     // Preludes install after the Engine globals and before the shared library and any block.
-    if vm.has_preludes.call::<bool>(()).map_err(|e| lua::setup_error(ctx, e))? {
+    if lua::has_preludes(ctx) {
         // Preludes cannot reach `jump`.
         run_function(ctx, &vm, vm.install_preludes.clone(), ()).await?;
     }
@@ -278,10 +278,10 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
     }
     match &err {
         Value::String(s) => lua_error(s.to_string_lossy()),
-        Value::Table(t) if vm.is_error_value.call::<bool>(t.clone()).unwrap_or(false) => {
+        Value::Table(t) if vm.error_values.raw_get::<bool>(t.clone()).unwrap_or(false) => {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
-            if ctx.is_h1() && vm.is_substitution_error.call::<bool>(t.clone()).unwrap_or(false) {
+            if ctx.is_h1() && vm.substitution_errors.raw_get::<bool>(t.clone()).unwrap_or(false) {
                 return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.

@@ -150,9 +150,6 @@ G_MT.__newindex = function(t, k, v)
 end
 raw_setmetatable(G, G_MT)
 
--- Every model handle's `infer` field answers this function (lua/handles.rs holds it).
-local function model_infer(handle, p) return check(E.infer(p, handle.role)) end
-
 -- The parts: what the Engine's Lua side needs only when a block uses it (call, jump, require,
 -- tasks, tools, packs, models, Pack preludes) is compiled apart and loaded into a VM the first
 -- time it is needed, so a section entry that uses none of it does not pay for it. `core` is what
@@ -191,13 +188,9 @@ local function run_block(f, ...) return raw_pcall(f, ...) end
 
 -- The internals the block runner needs, as results rather than a table (lua/mod.rs, `build_vm`,
 -- takes them in this order): reading each out of a table cost the entry a protected call.
+-- (The weak sets themselves: Rust looks an error value up with a raw read.)
 return run_block,
   function() return argv_value end,
   function() return part('preludes').install() end,
-  function() return #check(E.preludes()) > 0 end,
-  function(e) return substitution_errors[e] == true end,
-  function(e) return error_values[e] == true end,
-  model_infer,
-  -- What every suspending Engine function is (lua/ops.rs, `bind_suspending`): a tail call to the
-  -- VM's one async Rust function with the op's code first.
-  function(f, code) return function(...) return f(code, ...) end end
+  error_values,
+  substitution_errors

@@ -33,10 +33,12 @@ pub enum Chunk {
     Proxies,
     /// Tables of names not built yet (`compactors`, `models`' other fields).
     Unavailable,
+    /// The wrapper of suspending Engine functions (lua/ops.rs, `bind_suspending`).
+    Suspending,
 }
 
 impl Chunk {
-    const ALL: [Chunk; 10] = [
+    const ALL: [Chunk; 11] = [
         Chunk::Bootstrap,
         Chunk::Basics,
         Chunk::Control,
@@ -47,6 +49,7 @@ impl Chunk {
         Chunk::Preludes,
         Chunk::Proxies,
         Chunk::Unavailable,
+        Chunk::Suspending,
     ];
 
     /// The part's name as bootstrap.lua asks for it (`E.load_part(name)`); the bootstrap is no part.
@@ -66,6 +69,7 @@ impl Chunk {
             Chunk::Preludes => "preludes",
             Chunk::Proxies => "proxies",
             Chunk::Unavailable => "unavailable",
+            Chunk::Suspending => "suspending",
         }
     }
 
@@ -82,6 +86,7 @@ impl Chunk {
             Chunk::Preludes => c"=runvil preludes",
             Chunk::Proxies => c"=runvil proxies",
             Chunk::Unavailable => c"=runvil unavailable",
+            Chunk::Suspending => c"=runvil suspending",
         }
     }
 
@@ -108,6 +113,7 @@ impl Chunk {
             Chunk::Preludes => luac!("/parts/preludes.luac"),
             Chunk::Proxies => luac!("/parts/proxies.luac"),
             Chunk::Unavailable => luac!("/parts/unavailable.luac"),
+            Chunk::Suspending => luac!("/parts/suspending.luac"),
         }
     }
 

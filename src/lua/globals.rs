@@ -193,17 +193,27 @@ pub fn select_role(lua: &Lua, env: &Env, role: &Value, default: bool) -> Answer 
 
 /// The preludes of the declared Packs, in `uses:` order: a list of `{ id, source }`.
 pub fn preludes(lua: &Lua, env: &Env) -> Answer {
-    let c = &env.ctx;
     let list = lua.create_table()?;
-    for entry in &c.run.prompt.front.uses {
-        let id = crate::ids::pack_id(entry);
-        let Some(p) = c.run.catalog.pack(id) else { continue };
-        let Some(h) = c.run.catalog.packs[p].host else { continue };
-        if let Some(source) = &c.run.host_packs[h].prelude {
-            list.raw_set(list.raw_len() + 1, lua.create_sequence_from([id, source.as_str()])?)?;
-        }
+    for (id, source) in prelude_sources(&env.ctx) {
+        list.raw_set(list.raw_len() + 1, lua.create_sequence_from([id, source])?)?;
     }
     ok(lua, list)
+}
+
+/// Whether any declared Pack has a prelude (asked before every entry's first block, in Rust:
+/// most prompts have none, and asking Lua cost the entry a call and a list).
+pub fn has_preludes(ctx: &EntryCtx) -> bool {
+    prelude_sources(ctx).next().is_some()
+}
+
+/// The declared Packs' preludes, in `uses:` order: `(pack id, source)`.
+fn prelude_sources(c: &EntryCtx) -> impl Iterator<Item = (&str, &str)> {
+    c.run.prompt.front.uses.iter().filter_map(|entry| {
+        let id = crate::ids::pack_id(entry);
+        let p = c.run.catalog.pack(id)?;
+        let h = c.run.catalog.packs[p].host?;
+        c.run.host_packs[h].prelude.as_deref().map(|source| (id, source))
+    })
 }
 
 pub fn argv_frozen(lua: &Lua, env: &Env, shims: &Value) -> Answer {

@@ -22,7 +22,7 @@ use std::rc::Rc;
 use crate::effects::context::EntryCtx;
 use crate::effects::memory::Heap;
 use crate::error::{RunError, RunErrorKind};
-pub use globals::{is_memory_error, mlua_error_message};
+pub use globals::{has_preludes, is_memory_error, mlua_error_message};
 pub use source::load_text;
 use values::{Marks, ProxyShims};
 
@@ -118,10 +118,10 @@ pub struct Vm {
     pub lua: Lua,
     pub run_block: Function,
     pub argv_value: Function,
-    pub is_substitution_error: Function,
-    pub is_error_value: Function,
+    /// The weak sets of the Engine's error values and of substitution failures (bootstrap.lua).
+    pub substitution_errors: Table,
+    pub error_values: Table,
     pub install_preludes: Function,
-    pub has_preludes: Function,
     pub marks: Marks,
 }
 
@@ -202,7 +202,6 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let e = lua.create_table()?;
     // var's proxy metamethods come with var's first read (the `proxies` part; `globals::var_root`).
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
-    let suspend_factory = Rc::new(OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
     let env = Rc::new(ops::Env {
@@ -211,24 +210,14 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         shims: shims.clone(),
         coroutine,
         suspending: OnceCell::new(),
-        suspend_factory: suspend_factory.clone(),
+        suspend_factory: OnceCell::new(),
     });
     handles::install(&lua, &env)?;
     ops::install(&lua, &e, &env)?;
 
     // bootstrap.lua returns the internals in this order.
-    let (run_block, argv_value, install_preludes, has_preludes, is_substitution_error, is_error_value, model_infer, suspending): (
-        Function,
-        Function,
-        Function,
-        Function,
-        Function,
-        Function,
-        Function,
-        Function,
-    ) = chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
-    let _ = suspend_factory.set(suspending);
-    handles::register_model_infer(&lua, model_infer)?;
+    let (run_block, argv_value, install_preludes, error_values, substitution_errors): (Function, Function, Function, Table, Table) =
+        chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
 
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
@@ -249,7 +238,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
-    Ok(Vm { run_block, argv_value, is_substitution_error, is_error_value, install_preludes, has_preludes, lua, marks })
+    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks })
 }
 
 #[cfg(test)]
