@@ -175,6 +175,23 @@ fn libs() -> StdLib {
     StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE
 }
 
+/// The GC pause (in percent of the live heap) that sets when a fresh VM's first collection
+/// cycle starts: see `build_vm`.
+const FIRST_GC_PAUSE: i32 = 1000;
+
+/// Sets the garbage collector's pause parameter (percent of the live heap a cycle waits for),
+/// answering the previous one.
+fn gc_pause(lua: &Lua, pause: i32) -> mlua::Result<i32> {
+    // SAFETY: `lua_gc` with LUA_GCPARAM reads two ints and only sets the parameter.
+    unsafe {
+        lua.exec_raw::<i64>((), |state| {
+            let prev = mlua::ffi::lua_gc(state, mlua::ffi::LUA_GCPARAM, mlua::ffi::LUA_GCPPAUSE, pause);
+            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(prev));
+        })
+    }
+    .map(|prev| prev as i32)
+}
+
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let seed = entry_seed(ctx);
     VM_SEED.with(|s| s.set(seed as u32));
@@ -184,7 +201,17 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         // entry's cost, spent just before the state is freed whole. Dropped here, while the heap
         // holds only the libraries, it costs next to nothing; the handle kept does not collect.
         let first = Lua::new_with(libs(), LuaOptions::new())?;
-        first.weak().try_upgrade().ok_or_else(|| mlua::Error::runtime("a new Lua state went away"))?
+        // That collection also sets when the next cycle starts: at Lua's default pause, after
+        // 1.5 times the libraries' size, which the entry's own setup (mlua's, bootstrap.lua)
+        // passed, so every entry began a cycle marking a heap about to be freed whole. A long
+        // first pause, back to the default right after, lets the first cycle start only once a
+        // block has allocated that much; the memory ceiling is unchanged (at the limit Lua
+        // collects before it fails an allocation).
+        let pause = gc_pause(&first, FIRST_GC_PAUSE)?;
+        let lua = first.weak().try_upgrade().ok_or_else(|| mlua::Error::runtime("a new Lua state went away"))?;
+        drop(first);
+        gc_pause(&lua, pause)?;
+        lua
     };
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
