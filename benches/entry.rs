@@ -54,6 +54,39 @@ fn bare_us() -> f64 {
     start.elapsed().as_secs_f64() * 1e6 / SECTIONS as f64
 }
 
+/// Microseconds per bare state made through Lua's C API alone (`luaL_newstate`, the same
+/// libraries, load and run the chunk, `lua_close`): what wasmoon's side of bench/entries.mjs does.
+/// An mlua state (`bare_us`) adds mlua's own setup (its internal metatables, each field set in a
+/// protected call) and a full collection when its first handle drops; the wasm ratio is against
+/// this kind of state, so `ENTRY_BENCH_ONCE=bare-c` shows the same natively.
+fn bare_c_us() -> f64 {
+    use mlua::ffi;
+    let libs: [(&std::ffi::CStr, ffi::lua_CFunction); 6] = [
+        (c"_G", ffi::luaopen_base),
+        (c"string", ffi::luaopen_string),
+        (c"table", ffi::luaopen_table),
+        (c"math", ffi::luaopen_math),
+        (c"utf8", ffi::luaopen_utf8),
+        (c"coroutine", ffi::luaopen_coroutine),
+    ];
+    let start = Instant::now();
+    for k in 0..SECTIONS {
+        let chunk = std::ffi::CString::new(format!("local x = {k}")).expect("no NUL");
+        // SAFETY: a state of our own, used on this thread only and closed before the next.
+        unsafe {
+            let l = ffi::luaL_newstate();
+            assert!(!l.is_null(), "a bare state");
+            for (name, open) in libs {
+                ffi::luaL_requiref(l, name.as_ptr(), open, 1);
+                ffi::lua_settop(l, 0);
+            }
+            assert!(ffi::luaL_loadstring(l, chunk.as_ptr()) == 0 && ffi::lua_pcall(l, 0, 0, 0) == 0, "runs");
+            ffi::lua_close(l);
+        }
+    }
+    start.elapsed().as_secs_f64() * 1e6 / SECTIONS as f64
+}
+
 fn stats(mut xs: Vec<f64>) -> (f64, f64, f64) {
     xs.sort_by(f64::total_cmp);
     (xs[0], xs[xs.len() / 2], xs[xs.len() - 1])
@@ -61,11 +94,12 @@ fn stats(mut xs: Vec<f64>) -> (f64, f64, f64) {
 
 fn main() {
     let src = prompt();
-    // `ENTRY_BENCH_ONCE=entry` (or `bare`) runs one sample of one side only: for instruction
+    // `ENTRY_BENCH_ONCE=entry` (or `bare`, `bare-c`, `fanout`) runs one sample of one side only: for instruction
     // counts under `valgrind --tool=callgrind`, which the noise of a shared machine does not move.
     match std::env::var("ENTRY_BENCH_ONCE").as_deref() {
         Ok("entry") => return println!("{:.1} µs per entry", entry_us(&src)),
         Ok("bare") => return println!("{:.1} µs per bare state", bare_us()),
+        Ok("bare-c") => return println!("{:.1} µs per bare state (C API)", bare_c_us()),
         Ok("fanout") => return println!("{:.1} µs per fanout arm", fanout_us()),
         _ => {}
     }

@@ -26,6 +26,7 @@ pub mod json_text;
 pub mod lua;
 pub mod parse;
 pub mod prompt;
+mod small_alloc;
 pub mod store;
 pub mod subst;
 pub mod time;
@@ -34,6 +35,10 @@ pub mod untrusted;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+
+/// Every allocation goes through the small-block cache (`small_alloc` says why).
+#[global_allocator]
+static ALLOCATOR: small_alloc::SmallAlloc = small_alloc::SmallAlloc::new();
 
 pub use engine::{run, LimitOverrides, RunOptions};
 pub use error::{RunError, RunErrorKind};

@@ -119,7 +119,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
 async fn prepare_vm(ctx: &Rc<EntryCtx>) -> Result<Vm, RunError> {
     let vm = lua::build_vm(ctx).map_err(|e| lua::setup_error(ctx, e))?;
     // Preludes install after the Engine globals and before the shared library and any block.
-    if vm.has_preludes.call::<bool>(()).map_err(|e| lua::setup_error(ctx, e))? {
+    if lua::has_preludes(ctx) {
         // Preludes cannot reach `jump`.
         run_function(ctx, &vm, vm.install_preludes.clone(), ()).await?;
     }
@@ -202,27 +202,18 @@ fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
 /// Compiles one chunk (a block or the shared library) and runs it to completion on a fresh
 /// coroutine under the Engine's raw pcall. Returns the chunk's return values.
 async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<Flow, RunError> {
-    // Leading newlines make Lua's positions ("## Main:12:") file line numbers.
-    let code = format!("{}{}", "\n".repeat(source.line.saturating_sub(1)), source.code);
-    let f = vm
-        .lua
-        .load(code)
-        .set_name(format!("={chunk_name}"))
-        // Text only: a prompt must never get Lua to load bytecode (malformed bytecode can
-        // corrupt the VM).
-        .set_mode(mlua::chunk::ChunkMode::Text)
-        .into_function()
-        .map_err(|e| match e {
-            mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
-            // Lua's parser raises a runtime error, not a syntax error, when the block nests
-            // deeper than the C stack allows; mlua adds its traceback of C frames. The first
-            // line, at the block, is the message.
-            mlua::Error::RuntimeError(message) => {
-                let first = message.lines().next().unwrap_or_default();
-                RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
-            }
-            other => lua::setup_error(ctx, other),
-        })?;
+    // Text only, at its line in the file (so Lua's positions are file lines).
+    let f = lua::load_text(&vm.lua, &source.code, source.line, chunk_name).map_err(|e| match e {
+        mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
+        // Lua's parser raises a runtime error, not a syntax error, when the block nests
+        // deeper than the C stack allows; mlua adds its traceback of C frames. The first
+        // line, at the block, is the message.
+        mlua::Error::RuntimeError(message) => {
+            let first = message.lines().next().unwrap_or_default();
+            RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
+        }
+        other => lua::setup_error(ctx, other),
+    })?;
     run_function(ctx, vm, f, ()).await
 }
 
@@ -287,10 +278,10 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
     }
     match &err {
         Value::String(s) => lua_error(s.to_string_lossy()),
-        Value::Table(t) if vm.is_error_value.call::<bool>(t.clone()).unwrap_or(false) => {
+        Value::Table(t) if vm.error_values.raw_get::<bool>(t.clone()).unwrap_or(false) => {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
-            if ctx.is_h1() && vm.is_substitution_error.call::<bool>(t.clone()).unwrap_or(false) {
+            if ctx.is_h1() && vm.substitution_errors.raw_get::<bool>(t.clone()).unwrap_or(false) {
                 return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.

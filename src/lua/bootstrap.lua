@@ -110,11 +110,13 @@ G_MT.__index = function(t, k)
   end
   if k == 'argv' then
     if h1 then return argv_value end
-    return check(E.argv_frozen())
+    -- (A table argv is a read-only proxy: the proxies' metamethods go with the read.)
+    return check(E.argv_frozen(part('proxies').shims))
   end
-  -- var's proxy is made on first read: an entry that never reads var does not pay for it.
+  -- var's proxy is made on first read: an entry that never reads var does not pay for it
+  -- (nor load the proxies' metamethods).
   if k == 'var' and not assigned.var then
-    local v = check(E.var_root())
+    local v = check(E.var_root(part('proxies').shims))
     raw_set(t, 'var', v)
     return v
   end
@@ -148,50 +150,13 @@ G_MT.__newindex = function(t, k, v)
 end
 raw_setmetatable(G, G_MT)
 
--- var: proxies over the walk's JSON value, so every write, at any depth, is checked at the
--- assigning line. Rust builds the proxies with these metamethods.
-local var_mt_fns = {
-  index = function(t, k) return check(E.var_index(t, k)) end,
-  newindex = function(t, k, v) return check(E.var_newindex(t, k, v)) end,
-  len = function(t) return check(E.var_len(t)) end,
-  -- A snapshot of the keys taken now; each step reads through the proxy, skipping keys removed
-  -- since.
-  pairs = function(t)
-    local keys, i = check(E.var_pairs(t)), 0
-    return function()
-      while true do
-        i = i + 1
-        local k = keys[i]
-        if k == nil then return nil end
-        local v = t[k]
-        if v ~= nil then return k, v end
-      end
-    end, t, nil
-  end,
-}
-
--- Names of features not built yet. Calling them is a clear error, never a silent no-op.
-local function unavailable_fn(name)
-  return function() raise('lua', name .. ' is not available in this version of Runvil') end
-end
-local function unavailable_table(name, present)
-  return raw_setmetatable(present or {}, {
-    __index = function(_, k) return unavailable_fn(name .. '.' .. tostring(k)) end,
-    __newindex = function(_, k) raise('lua', name .. " is sealed; cannot set '" .. tostring(k) .. "'") end,
-    __metatable = name .. ' is sealed',
-  })
-end
-
--- Every model handle's `infer` field answers this function (lua/handles.rs holds it).
-local function model_infer(handle, p) return check(E.infer(p, handle.role)) end
-
 -- The parts: what the Engine's Lua side needs only when a block uses it (call, jump, require,
 -- tasks, tools, packs, models, Pack preludes) is compiled apart and loaded into a VM the first
 -- time it is needed, so a section entry that uses none of it does not pay for it. `core` is what
 -- a part may use: it is built now, before any prompt code runs, because by the time a part
 -- loads a block may have replaced any global.
 local core = {
-  check = check, raise = raise, make_error = make_error, unavailable_table = unavailable_table,
+  check = check, raise = raise, make_error = make_error,
   pcall = G.pcall, raw_pcall = raw_pcall, raw_error = raw_error, raw_setmetatable = raw_setmetatable,
   raw_set = raw_set, type = type, tostring = tostring, next = next, ipairs = ipairs, math_type = math.type,
   find = raw_find, normalize = normalize, shared = shared, raw_xpcall = raw_xpcall,
@@ -221,17 +186,11 @@ core.part = part
 -- coroutine, so an error value keeps its identity and the budget hook can yield to the host.
 local function run_block(f, ...) return raw_pcall(f, ...) end
 
-return {
-  run_block = run_block,
-  argv_value = function() return argv_value end,
-  install_preludes = function() return part('preludes').install() end,
-  has_preludes = function() return #check(E.preludes()) > 0 end,
-  var_mt_fns = var_mt_fns,
-  is_substitution_error = function(e) return substitution_errors[e] == true end,
-  is_error_value = function(e) return error_values[e] == true end,
-  make_error = make_error,
-  model_infer = model_infer,
-  -- What every suspending Engine function is (lua/ops.rs, `bind_suspending`): a tail call to the
-  -- VM's one async Rust function with the op's code first.
-  suspending = function(f, code) return function(...) return f(code, ...) end end,
-}
+-- The internals the block runner needs, as results rather than a table (lua/mod.rs, `build_vm`,
+-- takes them in this order): reading each out of a table cost the entry a protected call.
+-- (The weak sets themselves: Rust looks an error value up with a raw read.)
+return run_block,
+  function() return argv_value end,
+  function() return part('preludes').install() end,
+  error_values,
+  substitution_errors

@@ -29,11 +29,28 @@ pub enum Chunk {
     Guards,
     Models,
     Preludes,
+    /// var's proxy metamethods.
+    Proxies,
+    /// Tables of names not built yet (`compactors`, `models`' other fields).
+    Unavailable,
+    /// The wrapper of suspending Engine functions (lua/ops.rs, `bind_suspending`).
+    Suspending,
 }
 
 impl Chunk {
-    const ALL: [Chunk; 8] =
-        [Chunk::Bootstrap, Chunk::Basics, Chunk::Control, Chunk::Tasks, Chunk::Tools, Chunk::Guards, Chunk::Models, Chunk::Preludes];
+    const ALL: [Chunk; 11] = [
+        Chunk::Bootstrap,
+        Chunk::Basics,
+        Chunk::Control,
+        Chunk::Tasks,
+        Chunk::Tools,
+        Chunk::Guards,
+        Chunk::Models,
+        Chunk::Preludes,
+        Chunk::Proxies,
+        Chunk::Unavailable,
+        Chunk::Suspending,
+    ];
 
     /// The part's name as bootstrap.lua asks for it (`E.load_part(name)`); the bootstrap is no part.
     pub fn part(name: &str) -> Option<Chunk> {
@@ -50,6 +67,9 @@ impl Chunk {
             Chunk::Guards => "guards",
             Chunk::Models => "models",
             Chunk::Preludes => "preludes",
+            Chunk::Proxies => "proxies",
+            Chunk::Unavailable => "unavailable",
+            Chunk::Suspending => "suspending",
         }
     }
 
@@ -64,6 +84,9 @@ impl Chunk {
             Chunk::Guards => c"=runvil guards",
             Chunk::Models => c"=runvil models",
             Chunk::Preludes => c"=runvil preludes",
+            Chunk::Proxies => c"=runvil proxies",
+            Chunk::Unavailable => c"=runvil unavailable",
+            Chunk::Suspending => c"=runvil suspending",
         }
     }
 
@@ -88,6 +111,9 @@ impl Chunk {
             Chunk::Guards => luac!("/parts/guards.luac"),
             Chunk::Models => luac!("/parts/models.luac"),
             Chunk::Preludes => luac!("/parts/preludes.luac"),
+            Chunk::Proxies => luac!("/parts/proxies.luac"),
+            Chunk::Unavailable => luac!("/parts/unavailable.luac"),
+            Chunk::Suspending => luac!("/parts/suspending.luac"),
         }
     }
 

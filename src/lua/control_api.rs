@@ -58,8 +58,7 @@ pub fn require_find(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     let section = &ctx.run.prompt.sections[i];
     let chunks = lua.create_table()?;
     for (n, block) in section.body.blocks.iter().enumerate() {
-        let code = format!("{}{}", "\n".repeat(block.lua.line.saturating_sub(1)), block.lua.code);
-        let f = match lua.load(code).set_name(format!("={}", section.heading)).set_mode(mlua::chunk::ChunkMode::Text).into_function() {
+        let f = match super::load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
             Ok(f) => f,
             Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrKind::Lua, message),
             Err(e) => return Err(e),

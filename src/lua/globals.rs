@@ -146,16 +146,31 @@ pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answe
     }
 }
 
-/// `var` itself, made the first time a block reads it (bootstrap.lua's `_G` metatable).
-pub fn var_root(lua: &Lua, env: &Env) -> Answer {
+/// `var` itself, made the first time a block reads it (bootstrap.lua's `_G` metatable), with
+/// the proxies' metamethods (the `proxies` part's `shims`, kept for every proxy made after).
+pub fn var_root(lua: &Lua, env: &Env, shims: &Value) -> Answer {
     let handle = values::JsonHandle { root: env.ctx.chain.var.clone(), path: Vec::new(), access: values::Access::Var };
-    ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+    ok(lua, values::make_proxy(lua, keep_shims(&env.shims, shims)?, handle)?)
 }
 
-/// `var` as a prelude sees it: read-only at every depth.
-pub fn prelude_var(lua: &Lua, env: &Env) -> Answer {
+/// `var` as a prelude sees it: read-only at every depth (the shims as for [`var_root`]).
+pub fn prelude_var(lua: &Lua, env: &Env, shims: &Value) -> Answer {
     let handle = values::JsonHandle { root: env.ctx.chain.var.clone(), path: Vec::new(), access: values::Access::PreludeVar };
-    ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+    ok(lua, values::make_proxy(lua, keep_shims(&env.shims, shims)?, handle)?)
+}
+
+/// The VM's proxy metamethods: the ones kept, or else `shims` (a table of `index`, `newindex`,
+/// `len`, `pairs`), kept from now on.
+fn keep_shims<'a>(cell: &'a OnceCell<ProxyShims>, shims: &Value) -> mlua::Result<&'a ProxyShims> {
+    if let Some(kept) = cell.get() {
+        return Ok(kept);
+    }
+    let Value::Table(t) = shims else {
+        return Err(mlua::Error::runtime("var's first read needs the proxies' metamethods"));
+    };
+    let made =
+        ProxyShims { index: t.raw_get("index")?, newindex: t.raw_get("newindex")?, len: t.raw_get("len")?, pairs: t.raw_get("pairs")? };
+    Ok(cell.get_or_init(|| made))
 }
 
 /// bootstrap.lua says when a prelude starts and stops loading (suspending calls are refused).
@@ -178,27 +193,37 @@ pub fn select_role(lua: &Lua, env: &Env, role: &Value, default: bool) -> Answer 
 
 /// The preludes of the declared Packs, in `uses:` order: a list of `{ id, source }`.
 pub fn preludes(lua: &Lua, env: &Env) -> Answer {
-    let c = &env.ctx;
     let list = lua.create_table()?;
-    for entry in &c.run.prompt.front.uses {
-        let id = crate::ids::pack_id(entry);
-        let Some(p) = c.run.catalog.pack(id) else { continue };
-        let Some(h) = c.run.catalog.packs[p].host else { continue };
-        if let Some(source) = &c.run.host_packs[h].prelude {
-            list.raw_set(list.raw_len() + 1, lua.create_sequence_from([id, source.as_str()])?)?;
-        }
+    for (id, source) in prelude_sources(&env.ctx) {
+        list.raw_set(list.raw_len() + 1, lua.create_sequence_from([id, source])?)?;
     }
     ok(lua, list)
 }
 
-pub fn argv_frozen(lua: &Lua, env: &Env) -> Answer {
+/// Whether any declared Pack has a prelude (asked before every entry's first block, in Rust:
+/// most prompts have none, and asking Lua cost the entry a call and a list).
+pub fn has_preludes(ctx: &EntryCtx) -> bool {
+    prelude_sources(ctx).next().is_some()
+}
+
+/// The declared Packs' preludes, in `uses:` order: `(pack id, source)`.
+fn prelude_sources(c: &EntryCtx) -> impl Iterator<Item = (&str, &str)> {
+    c.run.prompt.front.uses.iter().filter_map(|entry| {
+        let id = crate::ids::pack_id(entry);
+        let p = c.run.catalog.pack(id)?;
+        let h = c.run.catalog.packs[p].host?;
+        c.run.host_packs[h].prelude.as_deref().map(|source| (id, source))
+    })
+}
+
+pub fn argv_frozen(lua: &Lua, env: &Env, shims: &Value) -> Answer {
     let argv = env.ctx.chain.argv.borrow().clone();
     match argv {
         None | Some(Json::Null) => ok(lua, Value::Nil),
         Some(j @ (Json::Object(_) | Json::Array(_))) => {
             let handle =
                 values::JsonHandle { root: Rc::new(std::cell::RefCell::new(j)), path: Vec::new(), access: values::Access::FrozenArgv };
-            ok(lua, values::make_proxy(lua, shims_of(&env.shims)?, handle)?)
+            ok(lua, values::make_proxy(lua, keep_shims(&env.shims, shims)?, handle)?)
         }
         Some(scalar) => ok(lua, values::to_lua(lua, &scalar, &env.marks)?),
     }
@@ -248,7 +273,7 @@ pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
 }
 
 fn shims_of(cell: &OnceCell<ProxyShims>) -> mlua::Result<&ProxyShims> {
-    cell.get().ok_or_else(|| mlua::Error::runtime("var proxies are not ready before the bootstrap ran"))
+    cell.get().ok_or_else(|| mlua::Error::runtime("var proxies are not ready before var was first read"))
 }
 
 /// The fields of `sys` (`DECISIONS.md`, "Observation, cancellation, facts"). Fields that

@@ -3,7 +3,7 @@
 //! impl costs its own copy of mlua's glue; a Tool or Pack object is made once per VM and kept in a
 //! registry cache, so `==` and table keys work.
 
-use mlua::{AnyUserData, Function, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
+use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
 
@@ -220,21 +220,22 @@ pub fn append_message(env: &Env, role: &'static str, args: &Args) -> Answer {
     Ok(mlua::MultiValue::new())
 }
 
-/// `models.get(role)`: a frozen handle on a declared role.
-pub fn model_handle(lua: &Lua, env: &Env, role: &Value) -> Answer {
+/// `models.get(role)`: a frozen handle on a declared role. `infer` is the Lua function every
+/// model handle's `infer` field answers (the `models` part's), kept with the VM's first handle.
+pub fn model_handle(lua: &Lua, env: &Env, role: &Value, infer: &Value) -> Answer {
     match role {
         Value::String(s) => {
             let label = s.to_string_lossy();
             match models::role_ref(&env.ctx, &label) {
-                Some(r) => ok(lua, lua.create_userdata(Handle::Model(r))?),
+                Some(r) => {
+                    if let (Value::Function(f), Value::Nil) = (infer, lua.named_registry_value::<Value>(MODEL_INFER)?) {
+                        lua.set_named_registry_value(MODEL_INFER, f)?;
+                    }
+                    ok(lua, lua.create_userdata(Handle::Model(r))?)
+                }
                 None => fail(lua, ErrKind::Lua, format!("models.get: no model role {label} is declared under models:")),
             }
         }
         other => fail(lua, ErrKind::Lua, format!("models.get takes a role label, got {}", values::lua_type(other))),
     }
-}
-
-/// Keeps the Lua function (from bootstrap.lua) every model handle's `infer` field answers.
-pub fn register_model_infer(lua: &Lua, f: Function) -> mlua::Result<()> {
-    lua.set_named_registry_value(MODEL_INFER, f)
 }

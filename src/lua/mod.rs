@@ -10,6 +10,7 @@ mod globals;
 mod handles;
 mod loop_api;
 mod ops;
+mod source;
 mod store_api;
 mod tools_api;
 pub mod values;
@@ -21,7 +22,8 @@ use std::rc::Rc;
 use crate::effects::context::EntryCtx;
 use crate::effects::memory::Heap;
 use crate::error::{RunError, RunErrorKind};
-pub use globals::{is_memory_error, mlua_error_message};
+pub use globals::{has_preludes, is_memory_error, mlua_error_message};
+pub use source::load_text;
 use values::{Marks, ProxyShims};
 
 /// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
@@ -116,10 +118,10 @@ pub struct Vm {
     pub lua: Lua,
     pub run_block: Function,
     pub argv_value: Function,
-    pub is_substitution_error: Function,
-    pub is_error_value: Function,
+    /// The weak sets of the Engine's error values and of substitution failures (bootstrap.lua).
+    pub substitution_errors: Table,
+    pub error_values: Table,
     pub install_preludes: Function,
-    pub has_preludes: Function,
     pub marks: Marks,
 }
 
@@ -173,6 +175,23 @@ fn libs() -> StdLib {
     StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE
 }
 
+/// The GC pause (in percent of the live heap) that sets when a fresh VM's first collection
+/// cycle starts: see `build_vm`.
+const FIRST_GC_PAUSE: i32 = 1000;
+
+/// Sets the garbage collector's pause parameter (percent of the live heap a cycle waits for),
+/// answering the previous one.
+fn gc_pause(lua: &Lua, pause: i32) -> mlua::Result<i32> {
+    // SAFETY: `lua_gc` with LUA_GCPARAM reads two ints and only sets the parameter.
+    unsafe {
+        lua.exec_raw::<i64>((), |state| {
+            let prev = mlua::ffi::lua_gc(state, mlua::ffi::LUA_GCPARAM, mlua::ffi::LUA_GCPPAUSE, pause);
+            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(prev));
+        })
+    }
+    .map(|prev| prev as i32)
+}
+
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let seed = entry_seed(ctx);
     VM_SEED.with(|s| s.set(seed as u32));
@@ -182,12 +201,22 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         // entry's cost, spent just before the state is freed whole. Dropped here, while the heap
         // holds only the libraries, it costs next to nothing; the handle kept does not collect.
         let first = Lua::new_with(libs(), LuaOptions::new())?;
-        first.weak().try_upgrade().ok_or_else(|| mlua::Error::runtime("a new Lua state went away"))?
+        // That collection also sets when the next cycle starts: at Lua's default pause, after
+        // 1.5 times the libraries' size, which the entry's own setup (mlua's, bootstrap.lua)
+        // passed, so every entry began a cycle marking a heap about to be freed whole. A long
+        // first pause, back to the default right after, lets the first cycle start only once a
+        // block has allocated that much; the memory ceiling is unchanged (at the limit Lua
+        // collects before it fails an allocation).
+        let pause = gc_pause(&first, FIRST_GC_PAUSE)?;
+        let lua = first.weak().try_upgrade().ok_or_else(|| mlua::Error::runtime("a new Lua state went away"))?;
+        drop(first);
+        gc_pause(&lua, pause)?;
+        lua
     };
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
     let math: Table = g.raw_get("math")?;
-    math.get::<Function>("randomseed")?.call::<()>((seed as i64, (seed >> 32) as i64))?;
+    math.raw_get::<Function>("randomseed")?.call::<()>((seed as i64, (seed >> 32) as i64))?;
     let coroutine: Table = g.raw_get("coroutine")?;
     if let Value::Table(string) = g.raw_get::<Value>("string")? {
         string.raw_set("dump", Value::Nil)?;
@@ -198,10 +227,8 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let marks = Marks { array_mt };
 
     let e = lua.create_table()?;
-    // The proxy shims are created by bootstrap.lua, which needs `E` first; the Rust side reads
-    // them back through this cell once bootstrap has returned.
+    // var's proxy metamethods come with var's first read (the `proxies` part; `globals::var_root`).
     let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
-    let suspend_factory = Rc::new(OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
     let env = Rc::new(ops::Env {
@@ -210,18 +237,14 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         shims: shims.clone(),
         coroutine,
         suspending: OnceCell::new(),
-        suspend_factory: suspend_factory.clone(),
+        suspend_factory: OnceCell::new(),
     });
     handles::install(&lua, &env)?;
     ops::install(&lua, &e, &env)?;
 
-    let internals: Table = chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
-    let fns: Table = internals.get("var_mt_fns")?;
-    let proxy_shims =
-        ProxyShims { index: fns.get("index")?, newindex: fns.get("newindex")?, len: fns.get("len")?, pairs: fns.get("pairs")? };
-    let _ = shims.set(proxy_shims.clone());
-    let _ = suspend_factory.set(internals.get("suspending")?);
-    handles::register_model_infer(&lua, internals.get("model_infer")?)?;
+    // bootstrap.lua returns the internals in this order.
+    let (run_block, argv_value, install_preludes, error_values, substitution_errors): (Function, Function, Function, Table, Table) =
+        chunks::Chunk::Bootstrap.load(&lua)?.call((g.clone(), e))?;
 
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
@@ -242,16 +265,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
-    Ok(Vm {
-        run_block: internals.get("run_block")?,
-        argv_value: internals.get("argv_value")?,
-        is_substitution_error: internals.get("is_substitution_error")?,
-        is_error_value: internals.get("is_error_value")?,
-        install_preludes: internals.get("install_preludes")?,
-        has_preludes: internals.get("has_preludes")?,
-        lua,
-        marks,
-    })
+    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks })
 }
 
 #[cfg(test)]

@@ -34,9 +34,9 @@ pub struct Env {
     /// The VM's one async Rust function (see [`bind_suspending`]), made the first time a
     /// suspending function is bound.
     pub suspending: OnceCell<Function>,
-    /// bootstrap.lua's `suspending(f, code)`: `function(...) return f(code, ...) end`, a tail
-    /// call, so the async function yields as if called directly (set once bootstrap has run).
-    pub suspend_factory: Rc<OnceCell<Function>>,
+    /// `suspending(f, code)` (lua/parts/suspending.lua): `function(...) return f(code, ...) end`, a
+    /// tail call, so the async function yields as if called directly (loaded on first use).
+    pub suspend_factory: OnceCell<Function>,
 }
 
 /// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
@@ -246,8 +246,14 @@ fn bind(lua: &Lua, env: &Rc<Env>, args: Args) -> Answer {
 /// cost a section entry more than everything else it did; one per VM, made only when a block
 /// first suspends, leaves entries that never wait on the host free of it.
 fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Function> {
-    let factory =
-        env.suspend_factory.get().ok_or_else(|| mlua::Error::runtime("a suspending Engine function was bound before bootstrap.lua ran"))?;
+    let factory = match env.suspend_factory.get() {
+        Some(factory) => factory.clone(),
+        None => {
+            let factory: Function = super::chunks::Chunk::Suspending.load(lua)?.call(())?;
+            let _ = env.suspend_factory.set(factory.clone());
+            factory
+        }
+    };
     let entry = match env.suspending.get() {
         Some(entry) => entry.clone(),
         None => {
@@ -277,12 +283,12 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::ErrorParts => globals::error_parts(lua, &a.get(0)),
         Op::Prose => globals::read_prose(lua, env),
         Op::ArgvInitial => globals::argv_initial(lua, env),
-        Op::ArgvFrozen => globals::argv_frozen(lua, env),
+        Op::ArgvFrozen => globals::argv_frozen(lua, env, &a.get(0)),
         Op::SysGet => globals::sys_get(lua, env, &a.get(0)),
         Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
         Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
         Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
-        Op::VarRoot => globals::var_root(lua, env),
+        Op::VarRoot => globals::var_root(lua, env, &a.get(0)),
         Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
@@ -294,11 +300,11 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::Untrusted => globals::untrusted(lua, env, &a.get(0)),
         Op::Preludes => globals::preludes(lua, env),
         Op::LoadPrelude => globals::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
-        Op::PreludeVar => globals::prelude_var(lua, env),
+        Op::PreludeVar => globals::prelude_var(lua, env, &a.get(0)),
         Op::PreludeLoading => globals::prelude_loading(env, &a.get(0)),
         Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
         Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
-        Op::ModelHandle => handles::model_handle(lua, env, &a.get(0)),
+        Op::ModelHandle => handles::model_handle(lua, env, &a.get(0), &a.get(1)),
         Op::ToolsGet => tools_api::tools_get(lua, env, &a.get(0)),
         Op::ToolsList => tools_api::tools_list(lua, env, &a.get(0)),
         Op::PacksGet => tools_api::packs_get(lua, env, &a.get(0)),
@@ -402,6 +408,9 @@ mod tests {
             include_str!("parts/guards.lua"),
             include_str!("parts/models.lua"),
             include_str!("parts/preludes.lua"),
+            include_str!("parts/proxies.lua"),
+            include_str!("parts/unavailable.lua"),
+            include_str!("parts/suspending.lua"),
         ]
         .concat();
         let source = source.as_str();

@@ -12,7 +12,10 @@ local engine_pcall, part = core.pcall, core.part
 local models = {}
 models.infer = function(p) return check(E.infer(p)) end
 -- models.get(role): a frozen handle whose infer runs one round on that role.
-models.get = function(role) return check(E.model_handle(role)) end
+-- Every model handle's `infer` field answers `infer_method` (lua/handles.rs keeps it, given with
+-- the first handle).
+local function infer_method(handle, p) return check(E.infer(p, handle.role)) end
+models.get = function(role) return check(E.model_handle(role, infer_method)) end
 models.use = function(role) return check(E.models_use(role)) end
 models.default = function(role) return check(E.models_default(role)) end
 -- models.loop: rounds until the model answers with text. Rust runs the model rounds and the
@@ -40,5 +43,5 @@ models.loop = function()
     check(E.loop_finish())
   end
 end
-return { globals = { models = core.unavailable_table('models', models) } }
+return { globals = { models = part('unavailable').table('models', models) } }
 

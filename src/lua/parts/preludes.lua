@@ -53,7 +53,7 @@ local function install_preludes()
       next = std.next, pairs = std.pairs, pcall = std.pcall, select = std.select, setmetatable = guards.setmetatable,
       tonumber = std.tonumber, tostring = std.tostring, type = std.type, xpcall = guards.xpcall,
       string = std.string, table = std.table, math = std.math,
-      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var()),
+      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var(core.part('proxies').shims)),
     }
     local env = raw_setmetatable({}, { __index = view })
     local fail_load = function(message)

@@ -1,0 +1,72 @@
+//! Loading a prompt's Lua text (a block, the shared library, a `require`d section's blocks) as a
+//! function, at the line where it stands in the prompt file, so Lua's positions ("## Main:12:")
+//! are file lines.
+//!
+//! The line is handed to Lua's lexer (`lua_setloadline`, wasm-support/lua-patches/loadline.patch)
+//! instead of prepending that many newlines: the lexer read those one by one, some 20,000
+//! instructions for a block at line 600, and the padded copy of the text was an allocation of
+//! its own (docs/performance.md, "Decision records").
+
+use mlua::{Function, Lua, Value};
+use std::ffi::{c_int, CString};
+
+extern "C-unwind" {
+    // Added by loadline.patch (lstate.c): the first line of the next text chunk `lua_load` reads.
+    fn lua_setloadline(l: *mut mlua::ffi::lua_State, line: c_int);
+}
+
+/// Compiles `code` (text only: a prompt must never get Lua to load bytecode, which can corrupt
+/// the VM) as chunk `=name`, its first line numbered `line`. Errors are the ones mlua's own
+/// loader gives: `SyntaxError`, `MemoryError`, or `RuntimeError` (the parser nested deeper than
+/// the C stack allows).
+pub fn load_text(lua: &Lua, code: &str, line: usize, name: &str) -> mlua::Result<Function> {
+    let name = CString::new(format!("={name}")).map_err(|err| mlua::Error::runtime(format!("invalid name: {err}")))?;
+    let line = c_int::try_from(line.max(1)).unwrap_or(c_int::MAX);
+    // SAFETY: `lua_setloadline` only stores the line in the global state; `luaL_loadbufferx`
+    // reads `code` during the call and pushes one value, the function or an error message; the
+    // status goes under it. Both come back as the closure's results; nothing raises across Rust
+    // frames (a load reports its errors by status).
+    let (status, loaded): (i64, Value) = unsafe {
+        lua.exec_raw((), |state| {
+            lua_setloadline(state, line);
+            let status = mlua::ffi::luaL_loadbufferx(state, code.as_ptr().cast(), code.len(), name.as_ptr(), c"t".as_ptr());
+            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(status));
+            mlua::ffi::lua_rotate(state, -2, 1);
+        })?
+    };
+    let message = |v: &Value| match v {
+        Value::String(s) => s.to_string_lossy(),
+        _ => String::from("<unknown error>"),
+    };
+    match (status as c_int, loaded) {
+        (mlua::ffi::LUA_OK, Value::Function(f)) => Ok(f),
+        (mlua::ffi::LUA_ERRSYNTAX, v) => {
+            let message = message(&v);
+            Err(mlua::Error::SyntaxError { incomplete_input: message.ends_with("<eof>") || message.ends_with("'<eof>'"), message })
+        }
+        (mlua::ffi::LUA_ERRMEM, v) => Err(mlua::Error::MemoryError(message(&v))),
+        (_, v) => Err(mlua::Error::RuntimeError(message(&v))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlua::{LuaOptions, StdLib};
+
+    /// Positions are the given line's, a syntax error is mlua's `SyntaxError`, and the line
+    /// applies to one load only.
+    #[test]
+    fn a_chunk_reports_the_lines_it_was_given() {
+        let lua = Lua::new_with(StdLib::NONE, LuaOptions::new()).unwrap();
+        let f = load_text(&lua, "local x = 1\nerror('boom')", 41, "## S").unwrap();
+        assert_eq!(f.call::<()>(()).unwrap_err().to_string().lines().next().unwrap(), "runtime error: ## S:42: boom");
+        match load_text(&lua, "\nlocal = 1", 10, "## S") {
+            Err(mlua::Error::SyntaxError { message, .. }) => assert_eq!(message, "## S:11: <name> expected near '='"),
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+        let g = lua.load("error('plain')").set_name("=p").into_function().unwrap();
+        assert_eq!(g.call::<()>(()).unwrap_err().to_string().lines().next().unwrap(), "runtime error: p:1: plain");
+        assert!(matches!(load_text(&lua, "x = 1", 1, "bad\0name"), Err(mlua::Error::RuntimeError(_))));
+    }
+}
