@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LuaFactory } from 'wasmoon';
 import { stats } from './results.mjs';
+import { SECTIONS, bareStates, entriesPrompt } from './entries.mjs';
 
 const [runsArg, ...pkgs] = process.argv.slice(2);
 const runs = Number(runsArg);
@@ -17,9 +18,7 @@ if (!Number.isInteger(runs) || runs < 1 || pkgs.length === 0) {
   console.error('usage: node bench/entries-ab.mjs RUNS PKG_DIR [PKG_DIR ...]');
   process.exit(2);
 }
-const SECTIONS = 200;
-let src = '# Entries\n';
-for (let k = 1; k <= SECTIONS; k++) src += `\n## S${k}\n\n\`\`\`lua\nlocal x = ${k}\n\`\`\`\n`;
+const src = entriesPrompt();
 
 const cpuUs = async (fn, per) => {
   const c0 = process.cpuUsage();
@@ -42,16 +41,7 @@ for (const dir of pkgs) {
 const lua = await new LuaFactory().getLuaModule();
 arms.push({
   name: 'bare Lua state (wasmoon)',
-  run: () => cpuUs(async () => {
-    for (let k = 1; k <= SECTIONS; k++) {
-      const L = lua.luaL_newstate();
-      lua.luaL_openlibs(L);
-      if (lua.luaL_loadstring(L, `local x = ${k}`) !== 0 || lua.lua_pcallk(L, 0, 0, 0, 0, null) !== 0) {
-        throw new Error('the bare state failed to run its chunk');
-      }
-      lua.lua_close(L);
-    }
-  }, SECTIONS),
+  run: () => cpuUs(async () => bareStates(lua), SECTIONS),
 });
 
 for (const arm of arms) await arm.run(); // warm-up

@@ -13,27 +13,19 @@
 import { performance } from 'node:perf_hooks';
 import { LuaFactory } from 'wasmoon';
 import { createEngine } from '../pkg/index.js';
-import { QUICK, stats, versus, interleaved, writeResults } from './results.mjs';
+import { QUICK, isMain, stats, versus, interleaved, writeResults } from './results.mjs';
 
-const started = performance.now();
-const RUNS = QUICK ? 5 : 11;
-const SECTIONS = 200;
+export const SECTIONS = 200;
 
-const engine = await createEngine();
-let src = '# Entries\n';
-for (let k = 1; k <= SECTIONS; k++) src += `\n## S${k}\n\n\`\`\`lua\nlocal x = ${k}\n\`\`\`\n`;
-
-async function runvilEntry() {
-  const t0 = performance.now();
-  const out = await engine.run(src);
-  const t = performance.now() - t0;
-  if (out.error) throw new Error(`the entries prompt failed: ${JSON.stringify(out.error)}`);
-  return (t * 1000) / (SECTIONS + 1); // the H1 pass is an entry too
+/** The prompt: `SECTIONS` sections, each one block that falls through (`local x = k`). */
+export function entriesPrompt() {
+  let src = '# Entries\n';
+  for (let k = 1; k <= SECTIONS; k++) src += `\n## S${k}\n\n\`\`\`lua\nlocal x = ${k}\n\`\`\`\n`;
+  return src;
 }
 
-const lua = await new LuaFactory().getLuaModule();
-function bareState() {
-  const t0 = performance.now();
+/** wasmoon's side: `SECTIONS` bare states through its raw C API, each running the same chunk. */
+export function bareStates(lua) {
   for (let k = 1; k <= SECTIONS; k++) {
     const L = lua.luaL_newstate();
     lua.luaL_openlibs(L);
@@ -42,19 +34,43 @@ function bareState() {
     }
     lua.lua_close(L);
   }
-  return ((performance.now() - t0) * 1000) / SECTIONS;
 }
 
-const [entry, bare] = await interleaved(RUNS, [runvilEntry, async () => bareState()]);
-const figure = versus('one section entry', 'µs', entry, 'a bare Lua state in wasm (wasmoon)', bare,
-  { max: 2, of: 'ratio', text: '≤ 2× a bare Lua state' });
-figure.ratioPairs = stats(entry.map((e, i) => e / bare[i]));
-figure.runs = RUNS;
-figure.sections = SECTIONS;
-const fmt = ({ min, median, max }, unit, digits = 0) =>
-  `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
-console.log(`section entry vs a bare Lua state, both in wasm (${RUNS} interleaved samples of ${SECTIONS})`);
-console.log(`  runvil entry         ${fmt(figure, 'µs')}`);
-console.log(`  bare state (wasmoon) ${fmt(figure.peer, 'µs')}`);
-console.log(`  ratio of medians     ${figure.ratio.toFixed(2)}x; of pairs ${fmt(figure.ratioPairs, 'x', 2)}`);
-writeResults('entries', 'node bench/entries.mjs', { entry: figure }, started);
+async function main() {
+  const started = performance.now();
+  const RUNS = QUICK ? 5 : 11;
+
+  const engine = await createEngine();
+  const src = entriesPrompt();
+
+  async function runvilEntry() {
+    const t0 = performance.now();
+    const out = await engine.run(src);
+    const t = performance.now() - t0;
+    if (out.error) throw new Error(`the entries prompt failed: ${JSON.stringify(out.error)}`);
+    return (t * 1000) / (SECTIONS + 1); // the H1 pass is an entry too
+  }
+
+  const lua = await new LuaFactory().getLuaModule();
+  function bareState() {
+    const t0 = performance.now();
+    bareStates(lua);
+    return ((performance.now() - t0) * 1000) / SECTIONS;
+  }
+
+  const [entry, bare] = await interleaved(RUNS, [runvilEntry, async () => bareState()]);
+  const figure = versus('one section entry', 'µs', entry, 'a bare Lua state in wasm (wasmoon)', bare,
+    { max: 2, of: 'ratio', text: '≤ 2× a bare Lua state' });
+  figure.ratioPairs = stats(entry.map((e, i) => e / bare[i]));
+  figure.runs = RUNS;
+  figure.sections = SECTIONS;
+  const fmt = ({ min, median, max }, unit, digits = 0) =>
+    `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
+  console.log(`section entry vs a bare Lua state, both in wasm (${RUNS} interleaved samples of ${SECTIONS})`);
+  console.log(`  runvil entry         ${fmt(figure, 'µs')}`);
+  console.log(`  bare state (wasmoon) ${fmt(figure.peer, 'µs')}`);
+  console.log(`  ratio of medians     ${figure.ratio.toFixed(2)}x; of pairs ${fmt(figure.ratioPairs, 'x', 2)}`);
+  writeResults('entries', 'node bench/entries.mjs', { entry: figure }, started);
+}
+
+if (isMain(import.meta.url)) await main();
