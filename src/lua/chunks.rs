@@ -11,110 +11,83 @@
 //! stripped: the Engine's errors carry their own messages and levels, and line numbers of Engine
 //! code must never show in a prompt's messages anyway.
 
-use mlua::{Function, Lua, Value};
+use mlua::{Function, Lua};
 use std::ffi::CStr;
 
-/// A piece of the Engine's Lua code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chunk {
-    Bootstrap,
+/// Declares the chunks once each: the variant, its name (what bootstrap.lua's `E.load_part`
+/// asks for; Lua reports the chunk as `=runvil NAME`) and its bytecode file in build.rs's
+/// `OUT_DIR`, so adding a part is one line here.
+macro_rules! chunks {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal at $file:literal,)*) => {
+        /// A piece of the Engine's Lua code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Chunk {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Chunk {
+            const ALL: &'static [Chunk] = &[$(Chunk::$variant),*];
+
+            fn name(self) -> &'static str {
+                match self {
+                    $(Chunk::$variant => $name,)*
+                }
+            }
+
+            /// The chunk name Lua reports (Engine code never shows line numbers: see the module doc).
+            fn chunk_name(self) -> &'static CStr {
+                match self {
+                    $(Chunk::$variant => const {
+                        match CStr::from_bytes_with_nul(concat!("=runvil ", $name, "\0").as_bytes()) {
+                            Ok(name) => name,
+                            Err(_) => panic!("a chunk name holds no NUL"),
+                        }
+                    },)*
+                }
+            }
+
+            /// The chunk's stripped bytecode, compiled by build.rs.
+            fn bytecode(self) -> &'static [u8] {
+                /// Lua aligns a fixed load's instruction arrays relative to the buffer's start,
+                /// so the start must be aligned as an `Instruction` is.
+                #[repr(C, align(4))]
+                struct Aligned<B: ?Sized>(B);
+                match self {
+                    $(Chunk::$variant => {
+                        static BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), $file)));
+                        &BYTES.0
+                    })*
+                }
+            }
+        }
+    };
+}
+
+chunks! {
+    Bootstrap => "bootstrap" at "/bootstrap.luac",
     /// `json`, `store`, `log`, `untrusted`, `sys`, `prompt`, `ui`, `messages`, `compactors`.
-    Basics,
+    Basics => "basics" at "/parts/basics.luac",
     /// `jump`, `call`, `require`.
-    Control,
-    Tasks,
+    Control => "control" at "/parts/control.luac",
+    Tasks => "tasks" at "/parts/tasks.luac",
     /// `tools` and `packs`.
-    Tools,
+    Tools => "tools" at "/parts/tools.luac",
     /// `xpcall`, `setmetatable`, `getmetatable`.
-    Guards,
-    Models,
-    Preludes,
+    Guards => "guards" at "/parts/guards.luac",
+    Models => "models" at "/parts/models.luac",
+    Preludes => "preludes" at "/parts/preludes.luac",
     /// var's proxy metamethods.
-    Proxies,
+    Proxies => "proxies" at "/parts/proxies.luac",
     /// Tables of names not built yet (`compactors`, `models`' other fields).
-    Unavailable,
+    Unavailable => "unavailable" at "/parts/unavailable.luac",
     /// The wrapper of suspending Engine functions (lua/ops.rs, `bind_suspending`).
-    Suspending,
+    Suspending => "suspending" at "/parts/suspending.luac",
 }
 
 impl Chunk {
-    const ALL: [Chunk; 11] = [
-        Chunk::Bootstrap,
-        Chunk::Basics,
-        Chunk::Control,
-        Chunk::Tasks,
-        Chunk::Tools,
-        Chunk::Guards,
-        Chunk::Models,
-        Chunk::Preludes,
-        Chunk::Proxies,
-        Chunk::Unavailable,
-        Chunk::Suspending,
-    ];
-
     /// The part's name as bootstrap.lua asks for it (`E.load_part(name)`); the bootstrap is no part.
     pub fn part(name: &str) -> Option<Chunk> {
-        Chunk::ALL.into_iter().skip(1).find(|c| c.name() == name)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Chunk::Bootstrap => "bootstrap",
-            Chunk::Basics => "basics",
-            Chunk::Control => "control",
-            Chunk::Tasks => "tasks",
-            Chunk::Tools => "tools",
-            Chunk::Guards => "guards",
-            Chunk::Models => "models",
-            Chunk::Preludes => "preludes",
-            Chunk::Proxies => "proxies",
-            Chunk::Unavailable => "unavailable",
-            Chunk::Suspending => "suspending",
-        }
-    }
-
-    /// The chunk name Lua reports (Engine code never shows line numbers: see the module doc).
-    fn chunk_name(self) -> &'static CStr {
-        match self {
-            Chunk::Bootstrap => c"=runvil bootstrap",
-            Chunk::Basics => c"=runvil basics",
-            Chunk::Control => c"=runvil control",
-            Chunk::Tasks => c"=runvil tasks",
-            Chunk::Tools => c"=runvil tools",
-            Chunk::Guards => c"=runvil guards",
-            Chunk::Models => c"=runvil models",
-            Chunk::Preludes => c"=runvil preludes",
-            Chunk::Proxies => c"=runvil proxies",
-            Chunk::Unavailable => c"=runvil unavailable",
-            Chunk::Suspending => c"=runvil suspending",
-        }
-    }
-
-    /// The chunk's stripped bytecode, compiled by build.rs.
-    fn bytecode(self) -> &'static [u8] {
-        /// Lua aligns a fixed load's instruction arrays relative to the buffer's start, so the
-        /// start must be aligned as an `Instruction` is.
-        #[repr(C, align(4))]
-        struct Aligned<B: ?Sized>(B);
-        macro_rules! luac {
-            ($file:literal) => {{
-                static BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), $file)));
-                &BYTES.0
-            }};
-        }
-        match self {
-            Chunk::Bootstrap => luac!("/bootstrap.luac"),
-            Chunk::Basics => luac!("/parts/basics.luac"),
-            Chunk::Control => luac!("/parts/control.luac"),
-            Chunk::Tasks => luac!("/parts/tasks.luac"),
-            Chunk::Tools => luac!("/parts/tools.luac"),
-            Chunk::Guards => luac!("/parts/guards.luac"),
-            Chunk::Models => luac!("/parts/models.luac"),
-            Chunk::Preludes => luac!("/parts/preludes.luac"),
-            Chunk::Proxies => luac!("/parts/proxies.luac"),
-            Chunk::Unavailable => luac!("/parts/unavailable.luac"),
-            Chunk::Suspending => luac!("/parts/suspending.luac"),
-        }
+        Chunk::ALL.iter().copied().skip(1).find(|c| c.name() == name)
     }
 
     /// The chunk's main function in `lua`, ready to call.
@@ -125,19 +98,10 @@ impl Chunk {
 
 /// Loads `bytes` (bytecode that lives forever) in fixed mode.
 fn load_fixed(lua: &Lua, bytes: &'static [u8], name: &'static CStr) -> mlua::Result<Function> {
-    // SAFETY: `luaL_loadbufferx` reads `bytes` (static, so valid for every VM that keeps the
-    // loaded code) and pushes one value, the function or an error message; the status is pushed
-    // under it. Both come back as the closure's results; nothing raises across Rust frames.
-    let (status, loaded): (i64, Value) = unsafe {
-        lua.exec_raw((), |state| {
-            let status = mlua::ffi::luaL_loadbufferx(state, bytes.as_ptr().cast(), bytes.len(), name.as_ptr(), c"B".as_ptr());
-            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(status));
-            mlua::ffi::lua_rotate(state, -2, 1);
-        })?
-    };
-    match (status, loaded) {
-        (0, Value::Function(f)) => Ok(f),
-        (_, Value::String(message)) => Err(mlua::Error::runtime(message.to_string_lossy())),
+    // SAFETY: mode "B" keeps pointers into `bytes`, which are static.
+    match unsafe { super::source::load_buffer(lua, bytes, name, c"B", 1) }? {
+        (0, mlua::Value::Function(f)) => Ok(f),
+        (_, mlua::Value::String(message)) => Err(mlua::Error::runtime(message.to_string_lossy())),
         (status, _) => Err(mlua::Error::runtime(format!("loading Engine code failed with status {status}"))),
     }
 }
@@ -151,7 +115,7 @@ mod tests {
     #[test]
     fn every_chunk_loads() {
         let lua = Lua::new_with(StdLib::NONE, LuaOptions::new()).unwrap();
-        for chunk in Chunk::ALL {
+        for &chunk in Chunk::ALL {
             chunk.load(&lua).unwrap_or_else(|e| panic!("{chunk:?}: {e}"));
         }
         assert_eq!(Chunk::part("tools"), Some(Chunk::Tools));

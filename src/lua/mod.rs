@@ -24,7 +24,7 @@ use crate::effects::memory::Heap;
 use crate::error::{RunError, RunErrorKind};
 pub use globals::{has_preludes, is_memory_error, mlua_error_message};
 pub use source::load_text;
-use values::{Marks, ProxyShims};
+use values::Marks;
 
 /// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
 /// Everything else the base library defines is removed after the bootstrap captured what it
@@ -228,13 +228,12 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
 
     let e = lua.create_table()?;
     // var's proxy metamethods come with var's first read (the `proxies` part; `globals::var_root`).
-    let shims: Rc<std::cell::OnceCell<ProxyShims>> = Rc::new(std::cell::OnceCell::new());
     e.raw_set("h1", ctx.is_h1())?;
     e.raw_set("json_null", values::json_null())?;
     let env = Rc::new(ops::Env {
         ctx: ctx.clone(),
         marks: marks.clone(),
-        shims: shims.clone(),
+        shims: OnceCell::new(),
         coroutine,
         suspending: OnceCell::new(),
         suspend_factory: OnceCell::new(),

@@ -26,7 +26,7 @@ pub struct Env {
     pub ctx: Rc<EntryCtx>,
     pub marks: Marks,
     /// The `var` proxy metamethods bootstrap.lua defines (set once it has run).
-    pub shims: Rc<OnceCell<ProxyShims>>,
+    pub shims: OnceCell<ProxyShims>,
     /// The `coroutine` library, which the sandbox removes from the globals: mlua reads
     /// `coroutine.yield` from the globals when it creates an async function, so binding a
     /// [`SuspendOp`] lends it back for that moment.

@@ -8,7 +8,7 @@
 //! its own (docs/performance.md, "Decision records").
 
 use mlua::{Function, Lua, Value};
-use std::ffi::{c_int, CString};
+use std::ffi::{c_int, CStr, CString};
 
 extern "C-unwind" {
     // Added by loadline.patch (lstate.c): the first line of the next text chunk `lua_load` reads.
@@ -22,23 +22,13 @@ extern "C-unwind" {
 pub fn load_text(lua: &Lua, code: &str, line: usize, name: &str) -> mlua::Result<Function> {
     let name = CString::new(format!("={name}")).map_err(|err| mlua::Error::runtime(format!("invalid name: {err}")))?;
     let line = c_int::try_from(line.max(1)).unwrap_or(c_int::MAX);
-    // SAFETY: `lua_setloadline` only stores the line in the global state; `luaL_loadbufferx`
-    // reads `code` during the call and pushes one value, the function or an error message; the
-    // status goes under it. Both come back as the closure's results; nothing raises across Rust
-    // frames (a load reports its errors by status).
-    let (status, loaded): (i64, Value) = unsafe {
-        lua.exec_raw((), |state| {
-            lua_setloadline(state, line);
-            let status = mlua::ffi::luaL_loadbufferx(state, code.as_ptr().cast(), code.len(), name.as_ptr(), c"t".as_ptr());
-            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(status));
-            mlua::ffi::lua_rotate(state, -2, 1);
-        })?
-    };
+    // SAFETY: text mode ("t") copies what it keeps out of `code`.
+    let (status, loaded) = unsafe { load_buffer(lua, code.as_bytes(), &name, c"t", line) }?;
     let message = |v: &Value| match v {
         Value::String(s) => s.to_string_lossy(),
         _ => String::from("<unknown error>"),
     };
-    match (status as c_int, loaded) {
+    match (status, loaded) {
         (mlua::ffi::LUA_OK, Value::Function(f)) => Ok(f),
         (mlua::ffi::LUA_ERRSYNTAX, v) => {
             let message = message(&v);
@@ -47,6 +37,27 @@ pub fn load_text(lua: &Lua, code: &str, line: usize, name: &str) -> mlua::Result
         (mlua::ffi::LUA_ERRMEM, v) => Err(mlua::Error::MemoryError(message(&v))),
         (_, v) => Err(mlua::Error::RuntimeError(message(&v))),
     }
+}
+
+/// `luaL_loadbufferx` over `bytes` as chunk `name` in `mode`, its first line numbered `line` (text
+/// only): the status and what the load pushed, the function or an error message. Shared by
+/// prompt text and the Engine's own bytecode (`chunks.rs`).
+///
+/// # Safety
+/// With mode `"B"`, Lua 5.5 keeps pointers into `bytes` in what it loads, so they must outlive
+/// the state.
+pub(super) unsafe fn load_buffer(lua: &Lua, bytes: &[u8], name: &CStr, mode: &CStr, line: c_int) -> mlua::Result<(c_int, Value)> {
+    // SAFETY: `lua_setloadline` only stores the line in the global state; `luaL_loadbufferx`
+    // reads `bytes` during the call (the caller answers for what mode "B" keeps) and pushes one
+    // value, the function or an error message; the status goes under it. Both come back as the
+    // closure's results; nothing raises across Rust frames (a load reports its errors by status).
+    let (status, loaded): (i64, Value) = lua.exec_raw((), |state| {
+        lua_setloadline(state, line);
+        let status = mlua::ffi::luaL_loadbufferx(state, bytes.as_ptr().cast(), bytes.len(), name.as_ptr(), mode.as_ptr());
+        mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(status));
+        mlua::ffi::lua_rotate(state, -2, 1);
+    })?;
+    Ok((status as c_int, loaded))
 }
 
 #[cfg(test)]

@@ -44,16 +44,17 @@ end
 
 local function install_preludes()
   local list = check(E.preludes())
-  if #list > 0 and not KEYWORDS then reserved_names() end
+  if #list == 0 then return end
+  if not KEYWORDS then reserved_names() end
+  local guards, shims = core.part('guards').globals, core.part('proxies').shims
   for i = 1, #list do
     local id, source = list[i][1], list[i][2]
-    local guards = core.part('guards').globals
     local view = {
       assert = std.assert, error = std.error, getmetatable = guards.getmetatable, ipairs = std.ipairs,
       next = std.next, pairs = std.pairs, pcall = std.pcall, select = std.select, setmetatable = guards.setmetatable,
       tonumber = std.tonumber, tostring = std.tostring, type = std.type, xpcall = guards.xpcall,
       string = std.string, table = std.table, math = std.math,
-      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var(core.part('proxies').shims)),
+      tools = G.tools, store = G.store, untrusted = G.untrusted, json = G.json, var = check(E.prelude_var(shims)),
     }
     local env = raw_setmetatable({}, { __index = view })
     local fail_load = function(message)
