@@ -11,7 +11,7 @@
 // and errors as Model errors that say what happened, usage, text deltas as `model_delta` events
 // with `stream: true`, and a call to a tool that was not offered answered inside the round.
 
-import { nameMap, parseArguments } from './openai.js';
+import { addUsage, nameMap, parseArguments } from './openai.js';
 import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming } from './retry.js';
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -147,13 +147,6 @@ function usageOf(u) {
   if (n(u.cachedInputTokens) !== undefined) usage.cached_tokens = u.cachedInputTokens;
   if (n(u.reasoningTokens) !== undefined) usage.reasoning_tokens = u.reasoningTokens;
   return usage;
-}
-
-function addUsage(a, b) {
-  if (!a || !b) return a ?? b;
-  const sum = { ...a };
-  for (const [key, value] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + value;
-  return sum;
 }
 
 function warningText(w) {

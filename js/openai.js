@@ -111,6 +111,15 @@ function usageOf(u) {
   return usage;
 }
 
+/** Two replies' usage as one: a round that took several provider calls (an unknown-tool repair)
+ * reports what all of them used. */
+export function addUsage(a, b) {
+  if (!a || !b) return a ?? b;
+  const sum = { ...a };
+  for (const [key, value] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + value;
+  return sum;
+}
+
 /** An error object's message: `{ message }`, a string, or its JSON. */
 function errorText(e) {
   if (typeof e === 'string') return e;
@@ -401,9 +410,12 @@ export function openAIChatModel(options = {}) {
       body.stream_options = { include_usage: true };
     }
     const offered = new Set((request.tools ?? []).map((t) => t.name));
+    let usage;
     for (let repairs = 0; ; repairs++) {
       const data = await exchange(body, request);
       const reply = replyOf(data, names, request.turn ?? 0);
+      usage = addUsage(usage, reply.usage);
+      if (usage) reply.usage = usage;
       const unknown = (reply.tool_calls ?? []).filter((c) => !offered.has(c.name));
       if (!unknown.length || repairs >= unknownToolRetries) return reply;
       // A call to a tool that was not offered: tell the model and ask again, within this round

@@ -319,21 +319,26 @@ test('tool wire names over 64 characters are shortened deterministically and map
 });
 
 test('a call to a tool that was not offered: the adapter tells the model and asks again; once out of repairs the engine refuses it (002)', async () => {
-  const rogue = () => toolCall('rogue', '{}');
+  const used = (p, c) => ({ usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
+  const rogue = () => [200, { ...toolCall('rogue', '{}')[1], ...used(5, 2) }];
   reset(rogue, (body) => {
     const told = body.messages.at(-1);
     assert.equal(told.role, 'tool');
     assert.equal(told.tool_call_id, 'call_a');
     assert.equal(told.content, 'error: there is no tool named "rogue"; the tools offered are ["grab"]');
     assert.equal(body.messages.at(-2).tool_calls[0].function.name, 'rogue');
-    return toolCall('grab', '{}');
-  }, echoTool);
+    return [200, { ...toolCall('grab', '{}')[1], ...used(11, 3) }];
+  }, (body) => [200, { ...echoTool(body)[1], ...used(20, 4) }]);
   const events = [];
   const outcome = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small' }) }, onEvent: (e) => events.push(e) });
   assert.equal(outcome.result, 'tool: grabbed {}');
   assert.equal(requests.length, 3);
   assert.equal(requests[2].body.messages.length, 3, 'the repaired exchange stays inside its round');
   assert.deepEqual(events.filter((e) => e.event === 'model_unknown_tool').map((e) => e.names), [['rogue']]);
+  assert.deepEqual(events.filter((e) => e.event === 'model_usage').map((e) => e.usage), [
+    { input_tokens: 16, output_tokens: 5 }, { input_tokens: 20, output_tokens: 4 },
+  ], 'the repaired round reports what both of its provider calls used');
+  assert.deepEqual(outcome.usage, { default: { calls: 2, input_tokens: 36, output_tokens: 9, cached_tokens: 0, reasoning_tokens: 0 } });
 
   reset(rogue, rogue);
   const refused = await engine.run(GRAB, { models: { default: openAIChatModel({ baseURL, model: 'small' }) } });
