@@ -303,7 +303,10 @@ function prepareRun(source, options, defaultUiKind) {
   const usage = {};
   if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
   if (onEvent !== undefined) bridge.onEvent = onEvent;
-  if (signal !== undefined) bridge.signal = signal;
+  // Model requests and tool calls always carry a signal (js-api.md lists it in the request), so a
+  // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
+  // a signal that never aborts.
+  bridge.signal = signal ?? new AbortController().signal;
   if (limits !== undefined) bridge.limits = checkLimits(limits);
   if (store !== undefined) bridge.store = guardStore(store);
   if (packs !== undefined) bridge.packs = packs.map((pack) => ({ ...pack, tools: pack.tools?.map(guardTool) }));

@@ -159,6 +159,15 @@ test('a trapped instance fails its runs with kind Limit and a fresh one serves t
   assert.deepEqual(burst.map((o) => o.result), [SMOKE_RESULT, 'later']);
 });
 
+test('model requests and tool calls carry a signal even when the run was given none', async () => {
+  const seen = [];
+  const pack = { name: 'probe', description: 'd', tools: [{ name: 'look', description: 'l', parameters: { type: 'object' }, call: (args, ctx) => { seen.push(['tool', ctx.signal.aborted]); return 'ok'; } }] };
+  const models = { default: async (request) => { seen.push(['model', request.signal.aborted]); return { content: 'hi', finish_reason: 'stop' }; } };
+  const src = `---\nuses: [probe]\n---\n# T\n\n## Main\n\n\`\`\`lua\ntools.call("probe/look", {})\nreturn models.infer("x")\n\`\`\`\n`;
+  assert.deepEqual(await engine.run(src, { models, packs: [pack], seed: 1 }), { ok: true, result: 'hi', seed: '1' });
+  assert.deepEqual(seen, [['tool', false], ['model', false]]);
+});
+
 test('scriptedModel answers in order and says when it runs out', async () => {
   const model = scriptedModel(['first', { content: '', tool_calls: [{ id: 'c1', name: 'web_fetch', arguments: {} }], finish_reason: 'tool_calls' }]);
   assert.deepEqual(await model({ role: 'default', messages: [] }), { content: 'first', finish_reason: 'stop' });
