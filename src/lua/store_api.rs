@@ -13,7 +13,7 @@ use crate::effects::context::EntryCtx;
 use crate::effects::memory::{self, Held};
 use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::claims::Accessor;
-use crate::store::view::{Failure, StoreError};
+use crate::store::view::{Failure, Store, StoreError};
 use crate::store::StoreOp;
 
 /// A required string argument, as bytes (the store keeps what Lua gives it).
@@ -106,9 +106,14 @@ pub async fn call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
 
 async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
     let arg = |i| args.get(i);
+    // Every access is made as the calling chain at its clock now: the store's claims order
+    // accesses by it to find conflicts between concurrent chains (store/claims.rs).
+    let store = ctx.run.store.clone();
+    let clock = ctx.chain.identity.clock();
+    let who = Accessor { chain: ctx.chain.id(), clock: &clock };
     match op {
-        StoreOp::Write | StoreOp::Append => write_like(lua, ctx, &args, op == StoreOp::Append).await,
-        StoreOp::Read | StoreOp::ReadNumbered => read_like(lua, ctx, &args, op == StoreOp::ReadNumbered).await,
+        StoreOp::Write | StoreOp::Append => write_like(lua, ctx, &store, who, &args, op == StoreOp::Append).await,
+        StoreOp::Read | StoreOp::ReadNumbered => read_like(lua, ctx, &store, who, &args, op == StoreOp::ReadNumbered).await,
         StoreOp::StrReplace => {
             let strings = (|| -> Result<_, String> {
                 Ok((string_arg(ctx, &arg(0), "path")?, string_arg(ctx, &arg(1), "old")?, string_arg(ctx, &arg(2), "new")?))
@@ -118,9 +123,6 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
                 Err(m) => return fail(lua, ErrKind::Lua, m),
             };
             let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
-            let store = ctx.run.store.clone();
-            let clock = ctx.chain.identity.clock();
-            let who = Accessor { chain: ctx.chain.id(), clock: &clock };
             match store.str_replace(who, &path_text(p), &old, &new).await {
                 Ok(()) => ok(lua, ()),
                 Err(f) => answer_failure(lua, ctx, f),
@@ -132,13 +134,10 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
                 Ok(p) => path_text(p),
                 Err(m) => return fail(lua, ErrKind::Lua, m),
             };
-            let store = ctx.run.store.clone();
-            let clock = ctx.chain.identity.clock();
-            let chain = Accessor { chain: ctx.chain.id(), clock: &clock };
             let result = match op {
-                StoreOp::Delete => store.delete(chain, &p).await.map(|()| Value::Nil),
-                StoreOp::Exists => store.exists(chain, &p).map(Value::Boolean),
-                _ => match store.glob(chain, &p) {
+                StoreOp::Delete => store.delete(who, &p).await.map(|()| Value::Nil),
+                StoreOp::Exists => store.exists(who, &p).map(Value::Boolean),
+                _ => match store.glob(who, &p) {
                     Ok(found) => Ok(Value::Table(lua.create_sequence_from(found)?)),
                     Err(f) => Err(f),
                 },
@@ -151,7 +150,7 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
     }
 }
 
-async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Answer {
+async fn write_like(lua: &Lua, ctx: &EntryCtx, store: &Store, who: Accessor<'_>, args: &Args, append: bool) -> Answer {
     let p = match string_arg(ctx, &args.get(0), "path") {
         Ok(p) => path_text(p),
         Err(m) => return fail(lua, ErrKind::Lua, m),
@@ -160,9 +159,6 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Ans
         Ok(c) => c,
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
-    let store = ctx.run.store.clone();
-    let clock = ctx.chain.identity.clock();
-    let who = Accessor { chain: ctx.chain.id(), clock: &clock };
     let result = if append { store.append(who, &p, &contents).await } else { store.write(who, &p, &contents).await };
     match result {
         Ok(()) => ok(lua, ()),
@@ -170,7 +166,7 @@ async fn write_like(lua: &Lua, ctx: &EntryCtx, args: &Args, append: bool) -> Ans
     }
 }
 
-async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &Args, numbered: bool) -> Answer {
+async fn read_like(lua: &Lua, ctx: &EntryCtx, store: &Store, who: Accessor<'_>, args: &Args, numbered: bool) -> Answer {
     let parsed = (|| -> Result<_, String> {
         Ok((string_arg(ctx, &args.get(0), "path")?, bound_arg(ctx, &args.get(1), "start")?, bound_arg(ctx, &args.get(2), "end")?))
     })();
@@ -178,9 +174,6 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, args: &Args, numbered: bool) -> An
         Ok(v) => v,
         Err(m) => return fail(lua, ErrKind::Lua, m),
     };
-    let store = ctx.run.store.clone();
-    let clock = ctx.chain.identity.clock();
-    let who = Accessor { chain: ctx.chain.id(), clock: &clock };
     match store.read(who, &path_text(p), start, end, numbered).await {
         Ok(text) => ok(lua, text),
         Err(f) => answer_failure(lua, ctx, f),
