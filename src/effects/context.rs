@@ -51,6 +51,16 @@ impl Default for Ui {
     }
 }
 
+/// A store backend failure as the run error: `Cancelled` when the host cancelled the run (the
+/// backend's wait was given up), else `Vfs`.
+pub fn backend_failure(host: &dyn Host, detail: String) -> RunError {
+    if host.is_cancelled() {
+        RunError::new(RunErrorKind::Cancelled, "the run was cancelled")
+    } else {
+        RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}"))
+    }
+}
+
 pub struct RunShared {
     pub prompt: Prompt,
     pub host: Rc<dyn Host>,

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 
 use crate::effects::chains::{self, parse_argv};
-use crate::effects::context::{Chain, Identity, RunShared};
+use crate::effects::context::{backend_failure, Chain, Identity, RunShared};
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
 use crate::effects::memory::{json_size, Held, Meter};
@@ -151,16 +151,6 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         return Err(RunError::new(RunErrorKind::Vfs, format!("output file not written: {missing}")));
     }
     Ok(result)
-}
-
-/// A store backend failure as the run error: `Cancelled` when the host cancelled the run (the
-/// backend's wait was given up), else `Vfs`.
-pub fn backend_failure(host: &dyn Host, detail: String) -> RunError {
-    if host.is_cancelled() {
-        RunError::new(RunErrorKind::Cancelled, "the run was cancelled")
-    } else {
-        RunError::new(RunErrorKind::Vfs, format!("store backend failure: {detail}"))
-    }
 }
 
 /// The run's backend, each call raced against the host's cancellation.

@@ -68,7 +68,7 @@ fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
             fail(lua, ErrKind::Store, message)
         }
         Failure::Backend(detail) => {
-            ctx.run.stop_with(crate::engine::backend_failure(&*ctx.run.host, detail));
+            ctx.run.stop_with(crate::effects::context::backend_failure(&*ctx.run.host, detail));
             fail(lua, ErrKind::Store, "store backend failure")
         }
     }
