@@ -4,6 +4,7 @@
 use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
+use super::events::Event;
 
 /// The role a prompt without `models:` runs its model rounds on.
 pub const DEFAULT_ROLE: &str = "default";
@@ -102,14 +103,19 @@ pub async fn infer(ctx: &EntryCtx, prompt: String, role: Option<String>) -> Resu
     if !ctx.run.host.has_model(&role, &spec) {
         return Err(format!("no model is bound to the role {role}"));
     }
+    let section = ctx.section_name().to_string();
     let request = json!({
         "role": role,
         "spec": spec,
         "messages": [{ "role": "user", "content": prompt }],
-        "section": ctx.section_name(),
+        "section": section,
         "turn": 1,
     });
+    // A model round like a loop's (002: one model_turn_completed per model round), numbered in
+    // its own one-round conversation; the section's round count is not touched.
+    ctx.run.emit(Event::ModelTurnStarted, Some(&section), crate::obj!({ "turn": 1, "role": role }));
     let reply = ctx.run.host.call_model(&role, &spec, request).await?;
+    ctx.run.emit(Event::ModelTurnCompleted, Some(&section), crate::obj!({ "turn": 1 }));
     match reply.get("content") {
         Some(Json::String(text)) => Ok(text.clone()),
         Some(Json::Null) | None => Err("the model's reply has no text content".into()),
