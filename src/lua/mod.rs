@@ -277,4 +277,35 @@ mod tests {
             assert!(allowed != removed, "global {name} must be on exactly one of BASE_ALLOWED and BASE_REMOVED");
         }
     }
+
+    /// Reads the collector's state through Lua's C API: (is it running, the pause parameter).
+    fn gc_state(lua: &Lua) -> (i64, i64) {
+        use mlua::ffi::{lua_gc, lua_pushinteger, LUA_GCISRUNNING, LUA_GCPARAM, LUA_GCPPAUSE};
+        // SAFETY: LUA_GCISRUNNING only reads; LUA_GCPARAM with -1 reads the parameter unchanged.
+        unsafe {
+            lua.exec_raw::<(i64, i64)>((), |state| {
+                lua_pushinteger(state, lua_gc(state, LUA_GCISRUNNING).into());
+                lua_pushinteger(state, lua_gc(state, LUA_GCPARAM, LUA_GCPPAUSE, -1).into());
+            })
+        }
+        .unwrap()
+    }
+
+    /// The patched mlua stops the collector while it builds a state
+    /// (`mlua-patches/2-no-gc-while-building.patch`): it must be running again when the state is
+    /// handed over, and the first collection's long pause must not outlive it, or a VM would grow
+    /// without collecting until the memory ceiling.
+    #[test]
+    fn a_fresh_vm_collects_at_lua_default_pause() {
+        let lua = Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false)).unwrap();
+        let (running, default_pause) = gc_state(&lua);
+        assert_eq!(running, 1, "the collector must run once mlua has built the state");
+        first_collection(&lua).unwrap();
+        assert_eq!(gc_state(&lua), (1, default_pause));
+        assert_ne!(default_pause, i64::from(FIRST_GC_PAUSE));
+        // Garbage made after the first collection is collected: the heap stays near its size.
+        let before = lua.used_memory();
+        lua.load("for i = 1, 20000 do local t = { i, tostring(i) } end").exec().unwrap();
+        assert!(lua.used_memory() < before + (1 << 20), "{} bytes after, {before} before", lua.used_memory());
+    }
 }
