@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runvil build entry point. Subcommands:
-#   setup    install missing tools (apt, rustup target, wasm-bindgen-cli, npm dev deps), prepare .build/lua-src
-#            and .build/pulldown-cmark
+#   setup    install missing tools (apt, rustup target, wasm-bindgen-cli, npm dev deps), prepare .build/lua-src,
+#            .build/pulldown-cmark and .build/mlua
 #   build    (default) setup, compile the engine to wasm, bind, optimise, write the npm package to pkg/
 #   lint     cargo fmt --check, clippy (native and wasm32, warnings denied), cargo doc (warnings denied)
 #   test     build, lint, then native `cargo test`, then every package test (node --test pkg-tests/)
@@ -154,6 +154,35 @@ setup_cmark_src() {
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
+# Cargo.toml patches mlua to .build/mlua: the registry source with small documented changes that
+# make a Lua state cheaper to create (wasm-support/mlua-patches/README.md), each applied exactly or
+# the build stops. Keep the version equal to the one in Cargo.lock and tools/crate-fetch/Cargo.toml.
+# A copy made from other patches is made again, so cargo recompiles mlua.
+MLUA_VERSION=0.12.2
+
+mlua_overlay_stamp() {
+  { echo "$MLUA_VERSION"; cat wasm-support/mlua-patches/*.patch; } | sha256sum | cut -d' ' -f1
+}
+
+setup_mlua_src() {
+  local dest=.build/mlua
+  [ "$(cat "$dest/.runvil-overlay" 2>/dev/null)" = "$(mlua_overlay_stamp)" ] && return
+  log "preparing $dest (mlua $MLUA_VERSION with wasm-support/mlua-patches)"
+  cargo fetch --manifest-path tools/crate-fetch/Cargo.toml
+  local src
+  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/mlua-$MLUA_VERSION 2>/dev/null | head -n1)
+  [ -n "$src" ] || die "mlua-$MLUA_VERSION not found in the cargo registry after cargo fetch"
+  rm -rf "$dest.tmp" && mkdir -p .build
+  cp -R "$src" "$dest.tmp"
+  chmod -R u+w "$dest.tmp"
+  local patch
+  for patch in wasm-support/mlua-patches/*.patch; do
+    patch -s -p1 --no-backup-if-mismatch -d "$dest.tmp" <"$patch" || die "could not apply $patch"
+  done
+  mlua_overlay_stamp >"$dest.tmp/.runvil-overlay"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+}
+
 setup_cargo_fuzz() {
   local have=''
   if cargo fuzz --version >/dev/null 2>&1; then have=$(cargo fuzz --version | awk '{print $2}'); fi
@@ -168,6 +197,7 @@ cmd_setup() {
   setup_npm
   setup_lua_src
   setup_cmark_src
+  setup_mlua_src
 }
 
 size_line() {
@@ -250,6 +280,7 @@ cmd_fuzz() {
   setup_apt
   setup_lua_src
   setup_cmark_src
+  setup_mlua_src
   setup_cargo_fuzz
   log "fuzz/seed-corpora.sh (seed corpora from spec-tests/, examples/, pkg-tests/fixtures/providers)"
   fuzz/seed-corpora.sh

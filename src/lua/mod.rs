@@ -179,40 +179,33 @@ fn libs() -> StdLib {
 /// cycle starts: see `build_vm`.
 const FIRST_GC_PAUSE: i32 = 1000;
 
-/// Sets the garbage collector's pause parameter (percent of the live heap a cycle waits for),
-/// answering the previous one.
-fn gc_pause(lua: &Lua, pause: i32) -> mlua::Result<i32> {
-    // SAFETY: `lua_gc` with LUA_GCPARAM reads two ints and only sets the parameter.
+/// A fresh VM's first full collection, while the heap holds only the libraries (the patched mlua
+/// does no collection work while it builds a state: `mlua-patches/2-no-gc-while-building.patch`),
+/// with a long pause: it sets when the next cycle starts, and at Lua's default pause (1.5 times
+/// the libraries' size, which the entry's own setup, mlua's and bootstrap.lua's, passed) every
+/// entry began a cycle marking a heap about to be freed whole. Back to the default right after, so
+/// the first cycle starts only once a block has allocated that much; the memory ceiling is
+/// unchanged (at the limit Lua collects before it fails an allocation). One protected call.
+fn first_collection(lua: &Lua) -> mlua::Result<()> {
+    use mlua::ffi::{lua_gc, LUA_GCCOLLECT, LUA_GCPARAM, LUA_GCPPAUSE};
+    // SAFETY: `lua_gc` with LUA_GCPARAM reads two ints and only sets the parameter; LUA_GCCOLLECT
+    // may run finalizers (none exist yet), inside exec_raw's protected call.
     unsafe {
-        lua.exec_raw::<i64>((), |state| {
-            let prev = mlua::ffi::lua_gc(state, mlua::ffi::LUA_GCPARAM, mlua::ffi::LUA_GCPPAUSE, pause);
-            mlua::ffi::lua_pushinteger(state, mlua::ffi::lua_Integer::from(prev));
+        lua.exec_raw::<()>((), |state| {
+            let pause = lua_gc(state, LUA_GCPARAM, LUA_GCPPAUSE, FIRST_GC_PAUSE);
+            lua_gc(state, LUA_GCCOLLECT, 0);
+            lua_gc(state, LUA_GCPARAM, LUA_GCPPAUSE, pause);
         })
     }
-    .map(|prev| prev as i32)
 }
 
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let seed = entry_seed(ctx);
     VM_SEED.with(|s| s.set(seed as u32));
-    let lua = {
-        // mlua's first handle on a state runs a full collection when it is dropped, even while
-        // other handles keep the state alive; at the end of an entry that was a tenth of the
-        // entry's cost, spent just before the state is freed whole. Dropped here, while the heap
-        // holds only the libraries, it costs next to nothing; the handle kept does not collect.
-        let first = Lua::new_with(libs(), LuaOptions::new())?;
-        // That collection also sets when the next cycle starts: at Lua's default pause, after
-        // 1.5 times the libraries' size, which the entry's own setup (mlua's, bootstrap.lua)
-        // passed, so every entry began a cycle marking a heap about to be freed whole. A long
-        // first pause, back to the default right after, lets the first cycle start only once a
-        // block has allocated that much; the memory ceiling is unchanged (at the limit Lua
-        // collects before it fails an allocation).
-        let pause = gc_pause(&first, FIRST_GC_PAUSE)?;
-        let lua = first.weak().try_upgrade().ok_or_else(|| mlua::Error::runtime("a new Lua state went away"))?;
-        drop(first);
-        gc_pause(&lua, pause)?;
-        lua
-    };
+    // The one handle kept runs no collection when dropped (mlua's first handle would, on a state
+    // about to be freed whole: a tenth of an entry; `mlua-patches/3-first-handle-gc-option.patch`).
+    let lua = Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false))?;
+    first_collection(&lua)?;
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
     let math: Table = g.raw_get("math")?;
@@ -283,5 +276,36 @@ mod tests {
             let removed = BASE_REMOVED.contains(&name.as_str());
             assert!(allowed != removed, "global {name} must be on exactly one of BASE_ALLOWED and BASE_REMOVED");
         }
+    }
+
+    /// Reads the collector's state through Lua's C API: (is it running, the pause parameter).
+    fn gc_state(lua: &Lua) -> (i64, i64) {
+        use mlua::ffi::{lua_gc, lua_pushinteger, LUA_GCISRUNNING, LUA_GCPARAM, LUA_GCPPAUSE};
+        // SAFETY: LUA_GCISRUNNING only reads; LUA_GCPARAM with -1 reads the parameter unchanged.
+        unsafe {
+            lua.exec_raw::<(i64, i64)>((), |state| {
+                lua_pushinteger(state, lua_gc(state, LUA_GCISRUNNING).into());
+                lua_pushinteger(state, lua_gc(state, LUA_GCPARAM, LUA_GCPPAUSE, -1).into());
+            })
+        }
+        .unwrap()
+    }
+
+    /// The patched mlua stops the collector while it builds a state
+    /// (`mlua-patches/2-no-gc-while-building.patch`): it must be running again when the state is
+    /// handed over, and the first collection's long pause must not outlive it, or a VM would grow
+    /// without collecting until the memory ceiling.
+    #[test]
+    fn a_fresh_vm_collects_at_lua_default_pause() {
+        let lua = Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false)).unwrap();
+        let (running, default_pause) = gc_state(&lua);
+        assert_eq!(running, 1, "the collector must run once mlua has built the state");
+        first_collection(&lua).unwrap();
+        assert_eq!(gc_state(&lua), (1, default_pause));
+        assert_ne!(default_pause, i64::from(FIRST_GC_PAUSE));
+        // Garbage made after the first collection is collected: the heap stays near its size.
+        let before = lua.used_memory();
+        lua.load("for i = 1, 20000 do local t = { i, tostring(i) } end").exec().unwrap();
+        assert!(lua.used_memory() < before + (1 << 20), "{} bytes after, {before} before", lua.used_memory());
     }
 }
