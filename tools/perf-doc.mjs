@@ -241,7 +241,7 @@ export const BLOCKS = {
       return [int(k), spread(f), spread(f.runMs), spread(f.baselineMs), String(f.runs)];
     });
     const g = src.fig('rounds.placeholderGrowth');
-    return `${table(['keys in `var.big`', 'cost of the placeholders, ms', 'run, ms', 'same run without them, ms', 'pairs'], rows)}\n\n` +
+    return `${table(['keys in `var.big`', 'cost of the placeholders, ms', 'their section, ms', 'same section without them, ms', 'pairs'], rows)}\n\n` +
       `Cost at 10,000 keys less cost at 10 keys (medians): ${num(g.value)} ms; goal: ${g.goal.text} (${num(g.noise)} ms): **${verdict(g)}**.`;
   },
 
