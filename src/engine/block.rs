@@ -13,7 +13,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use crate::effects::context::{Chain, EntryCtx, ProseSlot, RunShared};
+use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunShared};
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
 use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
@@ -228,7 +228,7 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     let outcome = drive(ctx, fut).await;
     // A block's store changes go to the backend as one batch when it ends, however it ended.
     if let Err(detail) = ctx.run.store.flush().await {
-        ctx.run.stop_with(crate::effects::context::backend_failure(&*ctx.run.host, detail));
+        ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
     }
     // The flushed writes no longer count against the memory ceiling (a shrink is never refused).
     let _ = ctx.chain.memory.set(Held::Store, ctx.run.store.held_bytes());

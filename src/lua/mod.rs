@@ -222,12 +222,17 @@ fn drop_removed_globals(lua: &Lua) -> mlua::Result<()> {
     }
 }
 
+/// A fresh state with the libraries a VM opens, its one handle running no collection when dropped
+/// (mlua's first handle would, on a state about to be freed whole: a tenth of an entry;
+/// `mlua-patches/3-first-handle-gc-option.patch`).
+fn new_state() -> mlua::Result<Lua> {
+    Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false))
+}
+
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let seed = entry_seed(ctx);
     VM_SEED.with(|s| s.set(seed as u32));
-    // The one handle kept runs no collection when dropped (mlua's first handle would, on a state
-    // about to be freed whole: a tenth of an entry; `mlua-patches/3-first-handle-gc-option.patch`).
-    let lua = Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false))?;
+    let lua = new_state()?;
     first_collection(&lua)?;
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
@@ -285,7 +290,7 @@ mod tests {
     /// instead of leaking it into prompts.
     #[test]
     fn the_sandbox_leaves_only_allowed_globals() {
-        let lua = Lua::new_with(libs(), LuaOptions::new()).unwrap();
+        let lua = new_state().unwrap();
         for pair in lua.globals().pairs::<String, Value>() {
             let (name, _) = pair.unwrap();
             let allowed = BASE_ALLOWED.contains(&name.as_str());
@@ -313,7 +318,7 @@ mod tests {
     /// without collecting until the memory ceiling.
     #[test]
     fn a_fresh_vm_collects_at_lua_default_pause() {
-        let lua = Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false)).unwrap();
+        let lua = new_state().unwrap();
         let (running, default_pause) = gc_state(&lua);
         assert_eq!(running, 1, "the collector must run once mlua has built the state");
         first_collection(&lua).unwrap();

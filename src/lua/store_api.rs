@@ -9,7 +9,7 @@ use mlua::{Lua, Value};
 
 use super::ops::Args;
 use super::values::{fail, lua_type, ok, Answer};
-use crate::effects::context::EntryCtx;
+use crate::effects::context::{backend_failure, EntryCtx};
 use crate::effects::memory::{self, Held};
 use crate::error::{ErrKind, RunError, RunErrorKind};
 use crate::store::claims::Accessor;
@@ -68,7 +68,7 @@ fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
             fail(lua, ErrKind::Store, message)
         }
         Failure::Backend(detail) => {
-            ctx.run.stop_with(crate::effects::context::backend_failure(&*ctx.run.host, detail));
+            ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
             fail(lua, ErrKind::Store, "store backend failure")
         }
     }
