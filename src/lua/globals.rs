@@ -116,6 +116,15 @@ pub fn var_pairs(lua: &Lua, proxy: &Value) -> Answer {
     values::proxy_pairs(lua, &table_arg(proxy)?)
 }
 
+/// `next` over any table (the proxies part's `next` asks first): proxies answer for the JSON
+/// they show, any other table says it is none.
+pub fn var_next(lua: &Lua, env: &Env, t: &Value, key: &Value) -> Answer {
+    match t {
+        Value::Table(t) => values::proxy_next(lua, shims_of(&env.shims)?, t, key),
+        _ => ok(lua, false),
+    }
+}
+
 /// `json.array(...)`: a table marked as a JSON array.
 pub fn json_array(lua: &Lua, env: &Env, items: MultiValue) -> Answer {
     let t = lua.create_sequence_from(items)?;

@@ -81,6 +81,7 @@ engine_functions! {
         VarNewindex = "var_newindex",
         VarLen = "var_len",
         VarPairs = "var_pairs",
+        VarNext = "var_next",
         // json, log, untrusted.
         JsonArray = "json_array",
         JsonEncode = "json_encode",
@@ -293,6 +294,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
         Op::VarLen => globals::var_len(lua, &a.get(0)),
         Op::VarPairs => globals::var_pairs(lua, &a.get(0)),
+        Op::VarNext => globals::var_next(lua, env, &a.get(0), &a.get(1)),
         Op::JsonArray => globals::json_array(lua, env, a.0),
         Op::JsonEncode => globals::json_encode(lua, env, &a.get(0)),
         Op::JsonDecode => globals::json_decode(lua, env, &a.get(0)),

@@ -486,7 +486,11 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
         Access::Var => {}
     }
-    let Some(step) = h.value().map(|here| step_for(&here, key)) else {
+    // An empty table is an array or an object by its first key, as a Lua table is: `{}` then
+    // `[1] = x` is the array `[x]`, `[]` then `.name = x` the object `{"name":x}`. Decided now,
+    // applied with the write, so a refused write leaves the container as it was.
+    let retyped = if value.is_nil() { None } else { h.value().and_then(|here| retype_empty(&here, key)) };
+    let Some(step) = h.value().map(|here| step_for(retyped.as_ref().unwrap_or(&here), key)) else {
         return fail(lua, ErrKind::Lua, format!("{} no longer exists in var", h.describe(None)));
     };
     let step = match step {
@@ -511,7 +515,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         }
     };
     let place = h.describe(Some(&step));
-    let delta = match h.value().map(|here| write_delta(&here, &step, new.as_ref(), &place)) {
+    let delta = match h.value().map(|here| write_delta(retyped.as_ref().unwrap_or(&here), &step, new.as_ref(), &place)) {
         None => return ok(lua, ()),
         Some(Err(e)) => return fail(lua, ErrKind::Lua, e),
         Some(Ok(delta)) => delta,
@@ -524,13 +528,73 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
             }
         }
     }
-    h.with_target(|target| apply_write(target, step, new));
+    let removing = new.is_none();
+    let shrink = h.with_target(|target| {
+        if let Some(empty) = retyped {
+            *target = empty;
+        }
+        apply_write(target, step, new);
+        if removing {
+            sequence_to_array(target)
+        } else {
+            0
+        }
+    });
+    // What an object that became an array saves: never refused, it only frees.
+    if let (Some(saved @ 1..), Some(ctx)) = (shrink, super::entry_of(lua)) {
+        let _ = memory::hold(&ctx, Held::Var, -(saved as i64));
+    }
     ok(lua, ())
+}
+
+/// The empty container of the other kind when `container` is empty and `key` asks for it: `1`
+/// makes an array, any other key an object. `None` when the write keeps the container's kind.
+fn retype_empty(container: &Json, key: &Value) -> Option<Json> {
+    let first_item = matches!(key, Value::Integer(1)) || matches!(key, Value::Number(n) if *n == 1.0);
+    match container {
+        Json::Object(m) if m.is_empty() && first_item => Some(Json::Array(Vec::new())),
+        Json::Array(a) if a.is_empty() && !first_item => Some(Json::Object(Map::new())),
+        _ => None,
+    }
+}
+
+/// The integer an object key stands for when Lua would have used that integer (`"3"`, not
+/// `"03"` or `"-1"`): objects take integer keys as their decimal text.
+fn index_key(k: &str) -> Option<usize> {
+    let i: usize = k.parse().ok()?;
+    (i >= 1 && !k.starts_with('0') && !k.starts_with('+')).then_some(i)
+}
+
+/// `#` of an object: how many of its keys run `"1"`, `"2"`, ... without a gap (a border, as
+/// Lua's `#` gives for a table with a sequence part).
+fn object_border(m: &Map<String, Json>) -> usize {
+    (1..).take_while(|i: &usize| m.contains_key(&i.to_string())).count()
+}
+
+/// After a removal, an object whose keys are now exactly `"1"`..`"n"` is the array a Lua table
+/// with those keys encodes as. Returns the bytes of JSON text that saves (0 when nothing changed).
+fn sequence_to_array(container: &mut Json) -> usize {
+    let Json::Object(m) = container else { return 0 };
+    if m.is_empty() || !m.keys().all(|k| index_key(k).is_some_and(|i| i <= m.len())) {
+        return 0;
+    }
+    // Distinct keys, each in 1..=len: exactly 1..=len.
+    let saved = m.keys().map(|k| memory::string_size(k) + 1).sum();
+    let mut items: Vec<(usize, Json)> = std::mem::take(m).into_iter().map(|(k, v)| (index_key(&k).unwrap_or(0), v)).collect();
+    items.sort_by_key(|(i, _)| *i);
+    *container = Json::Array(items.into_iter().map(|(_, v)| v).collect());
+    saved
 }
 
 pub fn proxy_len(lua: &Lua, t: &Table) -> Answer {
     let handle = proxy_handle(t);
-    let n = handle.as_deref().and_then(Handle::json).and_then(|h| h.value().map(|j| if let Json::Array(a) = &*j { a.len() } else { 0 }));
+    let n = handle.as_deref().and_then(Handle::json).and_then(|h| {
+        h.value().map(|j| match &*j {
+            Json::Array(a) => a.len(),
+            Json::Object(m) => object_border(m),
+            _ => 0,
+        })
+    });
     let n = n.unwrap_or(0);
     ok(lua, n)
 }
@@ -566,6 +630,50 @@ pub fn proxy_pairs(lua: &Lua, t: &Table) -> Answer {
         None => {}
     }
     ok(lua, list)
+}
+
+/// `next(proxy, key)` as `next` gives it for the table the proxy shows: `true, key, value`
+/// (`true` alone past the end), or `false` when `t` is no proxy (the caller uses Lua's own
+/// `next`). Array keys are 1..n, object keys in their sorted order.
+pub fn proxy_next(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answer {
+    let Some(handle) = proxy_handle(t) else { return ok(lua, false) };
+    let Some(h) = handle.json() else { return ok(lua, false) };
+    let next_key = match h.value().as_deref() {
+        Some(Json::Array(a)) => {
+            let after = match key {
+                Value::Nil => Some(0),
+                Value::Integer(i) if *i >= 1 => Some(*i as usize),
+                Value::Number(n) if n.fract() == 0.0 && *n >= 1.0 => Some(*n as usize),
+                _ => None,
+            };
+            match after {
+                Some(i) if i < a.len() => Some(Value::Integer(i as i64 + 1)),
+                Some(_) => None,
+                None => return fail(lua, ErrKind::Lua, format!("invalid key to 'next' for {}", h.describe(None))),
+            }
+        }
+        Some(Json::Object(m)) => {
+            // serde_json's map offers no range: the key after `key` is found by a walk from the
+            // first (pairs, a snapshot of the keys, is the way over a big object).
+            let found = match key {
+                Value::Nil => m.keys().next(),
+                other => {
+                    let after = key_text(other);
+                    m.keys().find(|k| k.as_str() > after.as_str())
+                }
+            };
+            match found {
+                Some(k) => Some(Value::String(lua.create_string(k)?)),
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    let Some(k) = next_key else { return ok(lua, true) };
+    let mut found = proxy_index(lua, shims, t, &k)?;
+    // proxy_index answers `true, value`: keep the value after the key.
+    let value = found.pop_back().unwrap_or(Value::Nil);
+    ok(lua, (true, k, value))
 }
 
 /// The Lua type as messages name it: integers and floats told apart, mlua's wrapped errors

@@ -10,7 +10,22 @@
 -- gets its `var`), and handed to Rust with that read (`E.var_root(shims)`,
 -- `E.argv_frozen(shims)`, `E.prelude_var(shims)`): an entry that reads neither does not load them.
 local G, E, core = ...
-local check = core.check
+local check, type, raw_get, raw_set, raw_getmetatable = core.check, core.type, core.raw_get, core.raw_set, core.raw_getmetatable
+local next = core.next
+
+-- `next` sees what a proxy shows, as `#`, ipairs and pairs do. A proxy's metatable is guarded by
+-- a string, so only tables whose getmetatable is a string pay the question to Rust. Installed when
+-- the proxies load (the first read of var or argv), unless a block has put its own `next` there.
+if raw_get(G, 'next') == next then
+  raw_set(G, 'next', function(t, k)
+    if type(raw_getmetatable(t)) == 'string' then
+      local is_proxy, nk, nv = check(E.var_next(t, k))
+      if is_proxy then return nk, nv end
+    end
+    local nk, nv = next(t, k)
+    return nk, nv
+  end)
+end
 
 return {
   shims = {
