@@ -271,7 +271,11 @@ export interface StoreListing {
 export interface Store {
   /** The listing, read once when a run starts. */
   open(): Promise<StoreListing>;
-  /** The file's text (a Uint8Array when it is not UTF-8), or undefined when it does not exist. */
+  /**
+   * The file's text (a Uint8Array when it is not UTF-8), or undefined when it does not exist. The
+   * engine asks only for files open() listed: undefined for one fails the run with `Vfs`
+   * (docs/store.md), never an empty file.
+   */
   read(path: string): Promise<string | Uint8Array | undefined>;
   /** Applies a batch of changes in order; every batch of a run lands before engine.run resolves. */
   commit(changes: StoreChange[]): Promise<void>;

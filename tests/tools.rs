@@ -349,3 +349,14 @@ fn a_reply_with_too_many_tool_calls_is_a_model_error() {
     let lua = "models.use('writer')\nlocal n = 0\ntools.offer_local('grab', 'Grab', {}, function() n = n + 1 return 'x' end)\nmessages:user('go')\nmodels.loop()\nreturn tostring(n)";
     assert_eq!(ok(&h, &section("models:\n  writer: {}\n", lua)), "128");
 }
+
+#[test]
+fn models_infer_of_an_empty_reply_is_a_model_error() {
+    let h = host();
+    h.model("default", vec![json!({ "content": "" }), json!({ "content": null }), json!({ "content": "ok" })]);
+    let src = section(
+        "",
+        "local out = {}\nfor i = 1, 3 do\n  local done, r = pcall(models.infer, 'x')\n  out[i] = done and r or (r.kind .. ': ' .. r.message)\nend\nreturn table.concat(out, ' | ')",
+    );
+    assert_eq!(ok(&h, &src), "model: the model returned an empty reply | model: the model's reply has no text content | ok");
+}

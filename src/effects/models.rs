@@ -117,6 +117,8 @@ pub async fn infer(ctx: &EntryCtx, prompt: String, role: Option<String>) -> Resu
     let reply = ctx.run.host.call_model(&role, &spec, request).await?;
     ctx.run.emit(Event::ModelTurnCompleted, Some(&section), crate::obj!({ "turn": 1 }));
     match reply.get("content") {
+        // As in a loop round without tool calls: an empty answer is no answer.
+        Some(Json::String(text)) if text.is_empty() => Err("the model returned an empty reply".into()),
         Some(Json::String(text)) => Ok(text.clone()),
         Some(Json::Null) | None => Err("the model's reply has no text content".into()),
         Some(_) => Err("the model's reply is malformed: content must be a string".into()),
