@@ -21,9 +21,10 @@ On a terminal, progress (section, model round, tool call) goes to stderr as the 
   --quiet               no progress lines on a terminal
   --store DIR           the run's store is the directory DIR (created when missing); its files
                         are plain files, each batch of changes lands whole even if runvil dies
-  --limit-instructions N, --limit-memory-bytes N, --limit-tool-iterations N, --limit-fanout N
+  --limit-instructions N, --limit-memory-bytes N, --limit-tool-iterations N, --limit-fanout N,
+  --limit-section-entries N
                         the run's limits (instructions, memoryBytes, maxToolIterations,
-                        fanoutConcurrency)
+                        fanoutConcurrency, sectionEntries)
   --model-script FILE   JSON array of scripted replies (strings or reply objects), served to every
                         model role in order; the run fails when the script runs out
   --model openai:NAME   every model role runs on NAME at an OpenAI-compatible chat-completions
@@ -41,6 +42,7 @@ const LIMIT_OPTIONS = {
   'limit-memory-bytes': 'memoryBytes',
   'limit-tool-iterations': 'maxToolIterations',
   'limit-fanout': 'fanoutConcurrency',
+  'limit-section-entries': 'sectionEntries',
 };
 
 /** `--events jsonl` is `--events` with its only format named. */

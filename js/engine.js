@@ -113,7 +113,7 @@ function observeModels(models, onEvent, totals) {
   return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, wrap(fn)]));
 }
 
-const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency'];
+const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency', 'sectionEntries'];
 
 function checkLimits(limits) {
   if (!isPlainObject(limits)) throw new TypeError(`engine.run: limits must be an object (got ${describe(limits)})`);
@@ -135,10 +135,15 @@ const MAX_MEMORY_BYTES = 2 ** 30;
 const DEFAULT_MEMORY_BYTES = 64 * 2 ** 20;
 /**
  * What the memory ceilings of the runs in flight on one instance may add up to. A wasm32 memory
- * holds at most 4 GiB and never shrinks; past this, a new run ends with `Limit` at once instead
- * of letting the instance run out of memory (a trap that would fail every run on it).
+ * holds at most 4 GiB and never shrinks; past this, a run goes to another instance (instancePool)
+ * instead of letting the instance run out of memory (a trap that would fail every run on it).
  */
 const INSTANCE_MEMORY_BUDGET = 3 * 2 ** 30;
+/**
+ * How many instances one engine spreads its runs over: 8 × 48 runs at the default ceiling. Past
+ * it, runs wait for room, so a flood of runs costs the host the memory of at most this many.
+ */
+const MAX_INSTANCES = 8;
 /** An idle instance whose memory grew past this is replaced, so the host gets the memory back. */
 const RECYCLE_MEMORY_BYTES = 256 * 2 ** 20;
 /** The engine's prompt size limit (src/parse/mod.rs), checked here before the copy into wasm. */
@@ -372,29 +377,128 @@ async function instantiate(module) {
 }
 
 /**
+ * The instances an engine runs on. One wasm32 instance can honour memory ceilings adding up to
+ * INSTANCE_MEMORY_BUDGET; a run goes to the oldest instance with room for its ceiling, and when
+ * none has room a new instance is made for it (about 1.3 MiB and a few milliseconds each), up to
+ * MAX_INSTANCES. Past that, runs wait in arrival order for room (a cancelled run leaves the queue)
+ * rather than being turned away: each instance still never admits more than it can hold, so no
+ * run can make the instance of another run run out of memory. An instance that trapped, or that
+ * went idle with its memory grown past RECYCLE_MEMORY_BYTES, is dropped (wasm memory never shrinks;
+ * dropping it gives the memory back); so is an idle instance other than the oldest.
+ */
+function instancePool(module, first) {
+  const instances = [first];
+  /** Runs waiting for room, in arrival order: `wake(instance)` hands one an admitted instance,
+   * `wake(null)` tells it to make one. */
+  const queue = [];
+  let creating = null;
+
+  const live = () => instances.filter((i) => !i.dead);
+  const fits = (ceiling) => instances.find((i) => !i.dead && i.admitted + ceiling <= INSTANCE_MEMORY_BUDGET);
+  const canGrow = () => live().length < MAX_INSTANCES;
+
+  function take(instance, ceiling) {
+    instance.admitted += ceiling;
+    instance.running += 1;
+    return instance;
+  }
+
+  /** Drops the idle instances that trapped or whose memory grew large, and, when no run waits,
+   * the idle ones beyond the oldest live instance. */
+  function tidy({ extras }) {
+    const oldest = live()[0];
+    for (const instance of [...instances]) {
+      if (instance.running > 0) continue;
+      const extra = extras && queue.length === 0 && instance !== oldest;
+      if (instance.dead || extra || memoryOf(instance) > RECYCLE_MEMORY_BYTES) instances.splice(instances.indexOf(instance), 1);
+    }
+  }
+
+  /** Makes one more instance; runs that need one at the same moment share it. */
+  function grow() {
+    creating ??= instantiate(module).then(
+      (fresh) => {
+        instances.push(fresh);
+        creating = null;
+      },
+      (error) => {
+        creating = null;
+        throw error;
+      },
+    );
+    return creating;
+  }
+
+  /** Hands room to the waiting runs, in order, while the first of them fits or may grow. */
+  function drain() {
+    while (queue.length) {
+      const instance = fits(queue[0].ceiling);
+      if (!instance && !canGrow()) break;
+      const entry = queue.shift();
+      entry.wake(instance ? take(instance, entry.ceiling) : null);
+    }
+  }
+
+  /** An instance with `ceiling` bytes admitted for the caller, or `null` when `signal` aborted first. */
+  async function admit(ceiling, signal) {
+    for (;;) {
+      tidy({ extras: false });
+      const instance = fits(ceiling);
+      if (instance) return take(instance, ceiling);
+      if (canGrow()) {
+        await grow();
+        continue;
+      }
+      if (signal.aborted) return null;
+      const handed = await new Promise((resolve) => {
+        const onAbort = () => {
+          queue.splice(queue.indexOf(entry), 1);
+          resolve(null);
+        };
+        const entry = {
+          ceiling,
+          wake: (given) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(given);
+          },
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        queue.push(entry);
+      });
+      if (handed) return handed;
+      if (signal.aborted) return null;
+    }
+  }
+
+  function release(instance, ceiling) {
+    instance.admitted -= ceiling;
+    instance.running -= 1;
+    drain();
+    tidy({ extras: true });
+  }
+
+  return {
+    admit,
+    release,
+    /** How many instances serve the engine now (test and benchmark hook). */
+    get size() {
+      return instances.length;
+    },
+    /** The oldest live instance, if any (the test hook traps it). */
+    oldest() {
+      return live()[0];
+    },
+  };
+}
+
+/**
  * @param {WebAssembly.Module} module compiled once; every instance is made from it
  * @param {{ uiKind: string }} defaults
  */
 export async function makeEngine(module, { uiKind }) {
-  let live = await instantiate(module); // instantiation errors surface from createEngine itself
-  let replacing = null;
-  const engineVersion = live.bindings.engineVersion();
-
-  // A dead instance is replaced lazily, once, by the first run that needs it; runs still in
-  // flight on the old one finish there (or fail with it).
-  async function liveInstance() {
-    // An idle instance whose memory grew large is retired: wasm memory never shrinks, and a
-    // fresh instance gives the host that memory back.
-    if (!live.dead && live.running === 0 && memoryOf(live) > RECYCLE_MEMORY_BYTES) live.dead = true;
-    while (live.dead) {
-      replacing ??= instantiate(module).then(
-        (fresh) => { live = fresh; replacing = null; },
-        (error) => { replacing = null; throw error; },
-      );
-      await replacing;
-    }
-    return live;
-  }
+  const first = await instantiate(module); // instantiation errors surface from createEngine itself
+  const engineVersion = first.bindings.engineVersion();
+  const pool = instancePool(module, first);
 
   async function run(source, options) {
     const prepared = prepareRun(source, options, uiKind);
@@ -403,22 +507,14 @@ export async function makeEngine(module, { uiKind }) {
 
     let instance;
     try {
-      instance = await liveInstance();
+      instance = await pool.admit(ceiling, bridge.signal);
     } catch (error) {
       return instanceFailed(error, bridge.seed);
     }
-    if (instance.admitted + ceiling > INSTANCE_MEMORY_BUDGET) {
-      return {
-        ok: false,
-        error: {
-          kind: 'Limit',
-          message: `the engine is at capacity: the runs in flight may hold ${instance.admitted} bytes, and this run's memory ceiling of ${ceiling} bytes would take them past ${INSTANCE_MEMORY_BUDGET} bytes; retry when runs finish or lower limits.memoryBytes`,
-        },
-        seed: bridge.seed,
-      };
+    if (instance === null) {
+      bridge.store?.end();
+      return { ok: false, error: { kind: 'Cancelled', message: 'the run was cancelled' }, seed: bridge.seed };
     }
-    instance.admitted += ceiling;
-    instance.running += 1;
     let onFail;
     const failed = new Promise((resolve) => {
       onFail = (error) => resolve(instanceFailed(error, bridge.seed));
@@ -437,15 +533,24 @@ export async function makeEngine(module, { uiKind }) {
     } finally {
       bridge.store?.end();
       instance.waiting.delete(onFail);
-      instance.admitted -= ceiling;
-      instance.running -= 1;
+      pool.release(instance, ceiling);
     }
   }
 
-  // Test hook: traps the live instance on purpose (a stand-in for an engine bug), so the
-  // recovery path can be tested against the real module. Not part of the public API.
-  const debugTrap = () => live.bindings.debugTrap();
-  return Object.freeze({ run, engineVersion, [Symbol.for('runvil.debugTrap')]: debugTrap });
+  // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a
+  // stand-in for an engine bug), so the recovery path can be tested against the real module;
+  // instances says how many instances serve the engine.
+  const debugTrap = () => {
+    const instance = pool.oldest();
+    if (!instance) throw new Error('no live instance to trap');
+    instance.bindings.debugTrap();
+  };
+  return Object.freeze({
+    run,
+    engineVersion,
+    [Symbol.for('runvil.debugTrap')]: debugTrap,
+    [Symbol.for('runvil.instances')]: () => pool.size,
+  });
 }
 
 /**

@@ -91,6 +91,8 @@ export interface Limits {
   memoryBytes?: number;
   maxToolIterations?: number;
   fanoutConcurrency?: number;
+  /** Section entries over the whole run (H1 pass, walk, calls, task arms); default 100000. */
+  sectionEntries?: number;
 }
 
 export type RunErrorKind =

@@ -113,18 +113,14 @@ test('a huge source is refused before it is copied into the instance', async () 
   assert.deepEqual([o.error.kind, o.error.message], ['Parse', `the prompt is ${8 + 18 * 1024 * 1024} bytes; the limit is 16777216 bytes (16 MiB)`]);
 });
 
-test('concurrent runs past what the instance can hold end with Limit, and the rest run', async () => {
+test('concurrent runs past what one instance can hold run on another', async () => {
   const mine = await createEngine();
-  // 1 GiB ceilings: three fit in the instance's 3 GiB budget, the fourth waits its turn as Limit.
+  // 1 GiB ceilings: three fit in one instance's 3 GiB budget; the fourth and fifth get a second
+  // instance, which is dropped again once idle (pkg-tests/load.test.mjs has the queue past the last).
   const block = luaPrompt("local t = {}\nfor i = 1, 20 do t[i] = string.rep('x', 1 << 20) .. i end\nreturn 'held'");
   const outcomes = await Promise.all(Array.from({ length: 5 }, () => mine.run(block, { limits: { memoryBytes: 2 ** 30 } })));
-  const refused = outcomes.filter((o) => !o.ok);
-  assert.equal(outcomes.filter((o) => o.result === 'held').length, 3);
-  assert.equal(refused.length, 2);
-  for (const o of refused) {
-    assert.equal(o.error.kind, 'Limit');
-    assert.match(o.error.message, /^the engine is at capacity: /);
-  }
+  assert.deepEqual(outcomes.map((o) => o.result), Array(5).fill('held'));
+  assert.equal(mine[Symbol.for('runvil.instances')](), 1);
   assert.equal((await mine.run(luaPrompt('return "next"'))).result, 'next');
 });
 

@@ -324,3 +324,28 @@ fn tasks_join_with_a_timeout_delivers_what_ended() {
     let outcome = run_with(host, &src, "", |o| o.limits.instructions = Some(u64::MAX / 2));
     assert_eq!(outcome.unwrap().as_deref(), Some("quick true running cancelled"));
 }
+
+#[test]
+fn a_jump_loop_ends_at_the_section_entry_limit() {
+    assert_eq!(runvil::effects::context::Limits::default().section_entries, 100_000);
+    let src = prompt(&format!("## A\n\n{}\n## B\n\n{}", lua("jump('## B')"), lua("jump('## A')")));
+    let e = run_with(Rc::new(TestHost::default()), &src, "", |o| o.limits.section_entries = Some(2_000)).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit);
+    assert!(e.message.starts_with("section entry limit of 2000 reached entering ## "), "{}", e.message);
+    // A pcall around a call cannot swallow it: the run stops.
+    let src = prompt(&format!("## A\n\n{}\n## C\n\n{}", lua("while true do pcall(call, '## C') end"), lua("return 1")));
+    let e = run_with(Rc::new(TestHost::default()), &src, "", |o| o.limits.section_entries = Some(500)).unwrap_err();
+    assert_eq!(e.kind, RunErrorKind::Limit, "{}", e.message);
+    assert!(e.message.starts_with("section entry limit of 500 reached entering ## C"), "{}", e.message);
+    assert!(e.message.contains("limits.sectionEntries raises it"), "{}", e.message);
+}
+
+#[test]
+fn the_section_entry_limit_is_a_run_option() {
+    let host = Rc::new(TestHost::default());
+    let src = prompt(&format!("## A\n\n{}\n## B\n\n{}", lua("var.n = (var.n or 0) + 1\nif var.n < 30 then jump('## B') end\nreturn var.n"), lua("jump('## A')")));
+    let run = |limit| run_with(host.clone(), &src, "", |o| o.limits.section_entries = Some(limit));
+    assert_eq!(run(60).unwrap().as_deref(), Some("30"));
+    let e = run(40).unwrap_err();
+    assert_eq!((e.kind, e.message.starts_with("section entry limit of 40 reached")), (RunErrorKind::Limit, true), "{}", e.message);
+}

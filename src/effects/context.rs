@@ -31,11 +31,20 @@ pub struct Limits {
     pub memory_bytes: usize,
     pub max_tool_iterations: u64,
     pub fanout_concurrency: u64,
+    /// Section entries over the whole run (the H1 pass, every walk step, call and task arm):
+    /// the cap that ends a `jump` or `call` loop, whose every entry has a fresh instruction budget.
+    pub section_entries: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { instructions: 10_000_000, memory_bytes: 64 * 1024 * 1024, max_tool_iterations: 32, fanout_concurrency: 64 }
+        Limits {
+            instructions: 10_000_000,
+            memory_bytes: 64 * 1024 * 1024,
+            max_tool_iterations: 32,
+            fanout_concurrency: 64,
+            section_entries: 100_000,
+        }
     }
 }
 

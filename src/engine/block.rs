@@ -63,7 +63,21 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     let id = if section.is_some() { run.next_id() } else { 0 };
     let item = if section.is_some() { chain.item.borrow_mut().take() } else { None };
     let worker = if section.is_some() { chain.worker.borrow_mut().take() } else { None };
+    // One conversation per entry: its id counts the run's entries, the H1 pass included.
     let conversation = run.last_conversation.get() + 1;
+    if conversation > run.limits.section_entries {
+        let heading = section.map_or_else(|| format!("# {}", run.prompt.title), |i| run.prompt.sections[i].heading.clone());
+        let err = RunError::new(
+            RunErrorKind::Limit,
+            format!(
+                "section entry limit of {} reached entering {heading}: the run entered sections that many times                  (a jump or call loop that never ends?); limits.sectionEntries raises it",
+                run.limits.section_entries
+            ),
+        )
+        .in_section(&heading);
+        run.stop_with(err.clone());
+        return Err(err);
+    }
     run.last_conversation.set(conversation);
     // However the entry ends (even dropped mid-await when its task is cancelled), the host's
     // copy of its conversation goes with it.

@@ -42,6 +42,7 @@ pub struct LimitOverrides {
     pub memory_bytes: Option<usize>,
     pub max_tool_iterations: Option<u64>,
     pub fanout_concurrency: Option<u64>,
+    pub section_entries: Option<u64>,
 }
 
 /// Runs `source` to its outcome: `Ok(Some(text))`, `Ok(None)` (the walk ran out without a
@@ -76,6 +77,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         memory_bytes: o.memory_bytes.unwrap_or(defaults.memory_bytes),
         max_tool_iterations: o.max_tool_iterations.or(prompt.front.max_tool_iterations).unwrap_or(defaults.max_tool_iterations),
         fanout_concurrency: o.fanout_concurrency.unwrap_or(defaults.fanout_concurrency),
+        section_entries: o.section_entries.unwrap_or(defaults.section_entries),
     };
     let argv = parse_argv(&prompt, &options.args);
     // The store opens before anything runs: a failing backend fails the run, never a silent

@@ -107,6 +107,7 @@ fn limits(v: &JsValue) -> LimitOverrides {
         memory_bytes: num("memoryBytes").map(|n| n as usize),
         max_tool_iterations: num("maxToolIterations").map(|n| n as u64),
         fanout_concurrency: num("fanoutConcurrency").map(|n| n as u64),
+        section_entries: num("sectionEntries").map(|n| n as u64),
     }
 }
 
