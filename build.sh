@@ -244,6 +244,8 @@ cmd_build() {
 # The habits CI enforces: formatted code, no clippy warning for either target, docs without
 # broken links. The wasm32 clippy pass matters: `src/wasm/` is compiled for that target only.
 cmd_lint() {
+  log "node tools/check-links.mjs (doc links and repository paths resolve)"
+  node tools/check-links.mjs
   log "cargo fmt --check"
   cargo fmt --check
   log "cargo clippy (native, all targets)"
