@@ -35,8 +35,8 @@ fn main() {
 
 /// The Engine's Lua code (bootstrap.lua and lua/parts/*.lua) compiled at build time into stripped
 /// Lua bytecode, for `include_bytes!` (`src/lua/chunks.rs`). Compiling it in the module instead
-/// cost every engine's first run several milliseconds (issue 9, fast first result): a compiler
-/// VM, and the parser run over the bootstrap's source in code V8 had only just compiled. The
+/// cost every engine's first run several milliseconds (docs/performance.md, "Start-up"): a
+/// compiler VM, and the parser run over the bootstrap's source in code V8 had only just compiled. The
 /// build uses the same Lua 5.5 (the build-produced copy that `[patch]` points every mlua at) natively; its
 /// bytecode is the wasm build's bit for bit, because the dump format depends only on the sizes of
 /// `int`, `Instruction`, `lua_Integer` and `lua_Number`, the same on both, and a mismatch would be

@@ -1,4 +1,4 @@
-// The IndexedDB store and the playground in headless Chromium (issue 11):
+// The IndexedDB store and the playground in headless Chromium:
 //
 // 1. 1,000 writes then 1,000 reads (distinct files, ~100 bytes each) in one run through
 //    indexedDbStore (the engine batches: one read transaction, four write transactions), against

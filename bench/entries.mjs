@@ -1,5 +1,5 @@
-// One section entry against a bare Lua state, both in wasm, in the same process (issue 9 item 2;
-// goal: an entry at most 2x a bare state).
+// One section entry against a bare Lua state, both in wasm, in the same process (goal: an entry
+// at most 2x a bare state, since every section, call, task and fanout arm makes one).
 //  - Runvil: a 200-section prompt whose sections each hold one block that falls through
 //    (`local x = k`), through the built package: wall time / entries. Each entry is a fresh,
 //    sandboxed Lua 5.5 state with the Engine globals, as in every run.

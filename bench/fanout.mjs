@@ -1,4 +1,4 @@
-// Control-flow figures (issue 8), through the built package:
+// Control-flow figures, through the built package:
 //  - 1,000 fanout arms, each one model round with 5 ms simulated latency: wall time against the
 //    ideal (latency x arms / concurrency; goal at most 1.2x), time and peak RSS growth per arm;
 //  - the cost of one `call` and one `jump`, against a plain fall-through section entry measured

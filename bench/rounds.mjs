@@ -1,5 +1,5 @@
-// Rounds and placeholders (issue 9 item 4): what a models.loop round costs as the conversation
-// grows, and what a placeholder costs as the value it reads from grows.
+// Rounds and placeholders: what a models.loop round costs as the conversation grows, and what a
+// placeholder costs as the value it reads from grows.
 //  - models.loop for 10 / 100 / 1,000 rounds with an instant model that asks for one local tool
 //    call per round, through the built package, against the same loop in the Vercel AI SDK
 //    (generateText with MockLanguageModelV2 and one tool) in the same process. Samples are

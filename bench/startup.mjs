@@ -1,12 +1,12 @@
-// Start-up figures (issue 9 item 3), each sample in a fresh Node process (V8 caches compiled
-// wasm within a process), Runvil and wasmoon alternating (ABAB):
+// Start-up figures, each sample in a fresh Node process (V8 caches compiled wasm within a
+// process), Runvil and wasmoon alternating (ABAB):
 //  - createEngine: compile + instantiate (Runvil: `createEngine()`; wasmoon: `new LuaFactory()
 //    .createEngine()`), timed inside the child from just before the call;
 //  - first result: a trivial run right after it (Runvil: a one-block prompt returning 'ok';
 //    wasmoon: doString("return 'ok'"));
 //  - RSS added: the child's resident set after the first result less before createEngine.
-// min / median / max over the samples, and the ratio of the medians. Goals (issue 9 item 3):
-// createEngine + first run at most 1.5x wasmoon's, the RSS one engine adds at most 2x.
+// min / median / max over the samples, and the ratio of the medians. Goals: createEngine + first
+// run at most 1.5x wasmoon's, the RSS one engine adds at most 2x.
 // Variant arms (ARMS below, each with a label), interleaved with the two, each take one cost out
 // of Runvil's first run, or put one into wasmoon's, to show where the time and memory go: V8's lazy
 // compilation, drawing the run seed, V8's tier-up of the Lua interpreter loop.

@@ -1,6 +1,6 @@
 //! `cargo bench --bench entry`: what one section entry costs natively, against a bare Lua 5.5
 //! state (the same libraries opened, nothing else) created in the same process with interleaved
-//! samples. Issue 9's goal for an entry is at most 2x the bare state. The wasm figures come from
+//! samples. The goal for an entry is at most 2x the bare state (docs/performance.md). The wasm figures come from
 //! `node bench/entries.mjs`; this native bench is for profiling (`perf record` on it).
 
 mod common;

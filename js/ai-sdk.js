@@ -1,4 +1,4 @@
-// aiSdkModel: a Vercel AI SDK language model as a Runvil model function (js-api.md, Models), so
+// aiSdkModel: a Vercel AI SDK language model as a Runvil model function (`ModelFn` in index.d.ts), so
 // every provider written for the AI SDK (Anthropic, Google, Mistral, Bedrock, Ollama, ...) plugs in.
 // It speaks the provider specification's LanguageModelV2 (`doGenerate` / `doStream`, the shape the
 // providers of AI SDK 5 implement) by structure alone: the package imports neither `ai` nor any
@@ -297,7 +297,7 @@ async function withDeadline(call, signal, timeoutMs) {
   }
 }
 
-/** The reply (js-api.md) from the parts, or an Error with a model-safe message. */
+/** The reply (`ModelResponse` in index.d.ts) from the parts, or an Error with a model-safe message. */
 function replyOf(got, names, turn, modelId) {
   if (got.finishReason === 'error') throw new Error('the model provider ended the reply with an error (finish reason error)');
   const reply = { content: got.text, finish_reason: 'stop' };

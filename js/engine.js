@@ -308,7 +308,7 @@ function prepareRun(source, options, defaultUiKind) {
   const usage = {};
   if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
   if (onEvent !== undefined) bridge.onEvent = onEvent;
-  // Model requests and tool calls always carry a signal (js-api.md lists it in the request), so a
+  // Model requests and tool calls always carry a signal (index.d.ts declares it on both), so a
   // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
   // a signal that never aborts.
   bridge.signal = signal ?? new AbortController().signal;

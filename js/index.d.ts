@@ -1,5 +1,5 @@
-// Type declarations for the runvil package (the contract in docs/js-api.md). Shared by the
-// default entry (`runvil`) and the workerd entry (`runvil/workerd`).
+// Type declarations for the runvil package: the contract of its public API (what a host may rely
+// on). Shared by the default entry (`runvil`) and the workerd entry (`runvil/workerd`).
 
 /** The package version (equals the engine crate version). */
 export const version: string;

@@ -1,4 +1,4 @@
-// openAIChatModel: a model function (js-api.md, Models) that speaks the OpenAI-compatible
+// openAIChatModel: a model function (`ModelFn` in index.d.ts) that speaks the OpenAI-compatible
 // chat-completions protocol with tools, over fetch. Works with any server that implements
 // POST {baseURL}/chat/completions (hosted providers, local inference servers).
 //
@@ -307,7 +307,7 @@ function requestBody(request, model, defaults, names) {
   return body;
 }
 
-/** The provider's answer as a reply (js-api.md), or an Error with a model-safe message. */
+/** The provider's answer as a reply (`ModelResponse` in index.d.ts), or an Error with a model-safe message. */
 function replyOf(data, names, turn) {
   if (!isObject(data)) throw new Error('the model provider answered with something that is not a JSON object');
   const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;

@@ -1,4 +1,4 @@
-// The JS API contract (docs/js-api.md) against the built package in pkg/.
+// The JS API contract (js/index.d.ts, README.md) against the built package in pkg/.
 // Plumbing only: the language itself is tested by the engine's own suites.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

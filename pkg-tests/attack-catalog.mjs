@@ -1,5 +1,5 @@
-// The sandbox-escape and resource-attack catalog (issue 10, item 3): one table of attacks a prompt
-// (or the host's callbacks a prompt drives) can mount, each with its exact expected outcome.
+// The sandbox-escape and resource-attack catalog: one table of attacks a prompt (or the host's
+// callbacks a prompt drives) can mount, each with its exact expected outcome.
 // pkg-tests/attacks.test.mjs runs every entry through the built package and, after each, runs a
 // known prompt on the same engine (engine alive, next run correct). docs/reliability.md lists the
 // catalog. Not a test file itself (node --test picks *.test.mjs only).
@@ -342,33 +342,33 @@ export const attacks = [
     expect: { kind: 'Lua', message: /call depth limit of 8 reached/ },
   },
 
-  // ---------------------------------------------------------------- issue 10's defect list, driven from a prompt
+  // ---------------------------------------------------------------- the fixed defects a prompt can drive
   {
-    group: 'resource', area: 'issue 10 defects', name: '#1 a tool answering a function',
+    group: 'resource', area: 'fixed defects', name: 'a tool answering a function',
     source: usesHostile("local ok, e = pcall(tools.call, 'hostile/poke')\nreturn e.message"), options: { packs: [pack(() => () => 1)] },
     expect: { result: "tool call failure: the tool's output is not JSON (it is a function)" },
   },
   {
-    group: 'resource', area: 'issue 10 defects', name: '#3 a tool throwing a Proxy whose traps throw',
+    group: 'resource', area: 'fixed defects', name: 'a tool throwing a Proxy whose traps throw',
     source: usesHostile("local ok, e = pcall(tools.call, 'hostile/poke')\nreturn e.message"),
     options: { packs: [pack(() => { throw new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('trap'); }, has() { throw new Error('trap'); } }); })] },
     expect: { result: 'tool call failure: the tool threw a value that could not be inspected' },
   },
   {
-    group: 'resource', area: 'issue 10 defects', name: '#8 a model reply with 100,000 tool calls',
+    group: 'resource', area: 'fixed defects', name: 'a model reply with 100,000 tool calls',
     source: usesHostile("messages:user('go')\nreturn models.loop()"),
     options: { packs: [pack()], models: { default: async () => ({ content: '', finish_reason: 'tool_calls', tool_calls: Array.from({ length: 100000 }, (_, i) => ({ id: `c${i}`, name: 'hostile_poke', arguments: {} })) }) } },
     expect: { kind: 'Model', message: "the model's reply asks for 100000 tool calls; the limit is 128 per reply" },
   },
   {
-    group: 'resource', area: 'issue 10 defects', name: '#9 abort while the store never settles',
+    group: 'resource', area: 'fixed defects', name: 'abort while the store never settles',
     lua: "store.write('a.txt', 'x')\nreturn 'done'",
     options: () => { const c = new AbortController(); setTimeout(() => c.abort(), 50); return { signal: c.signal, store: { open: () => new Promise(() => {}), read: async () => '', commit: async () => {} } }; },
     expect: { kind: 'Cancelled', message: 'the run was cancelled' },
   },
-  { group: 'resource', area: 'issue 10 defects', name: '#12 math.frexp of infinities', lua: "local m, e = math.frexp(math.huge)\nreturn tostring(m) .. ',' .. e", expect: { result: 'inf,0' } },
-  { group: 'resource', area: 'issue 10 defects', name: '#12 a prompt without a title names its section', source: "Hello\n\n```lua\nerror('x')\n```\n", expect: { kind: 'Lua', message: '# (untitled):4: x' } },
-  { group: 'resource', area: 'issue 10 defects', name: '#12 string.format hides addresses', lua: "return select(2, pcall(string.format, '%p', {}))", expect: { result: "bad argument #1 to 'string.format' (%p is not available: addresses differ between runs)" } },
+  { group: 'resource', area: 'fixed defects', name: 'math.frexp of infinities', lua: "local m, e = math.frexp(math.huge)\nreturn tostring(m) .. ',' .. e", expect: { result: 'inf,0' } },
+  { group: 'resource', area: 'fixed defects', name: 'a prompt without a title names its section', source: "Hello\n\n```lua\nerror('x')\n```\n", expect: { kind: 'Lua', message: '# (untitled):4: x' } },
+  { group: 'resource', area: 'fixed defects', name: 'string.format hides addresses', lua: "return select(2, pcall(string.format, '%p', {}))", expect: { result: "bad argument #1 to 'string.format' (%p is not available: addresses differ between runs)" } },
 
   // ---------------------------------------------------------------- JSON and var
   { group: 'resource', area: 'json', name: 'json.encode of a 100,000-deep table', lua: `${deepTable(100000)}\nreturn json.encode(t)`, expect: { kind: 'Lua', message: 'json.encode: a table that refers to itself (or nests deeper than 200 levels) is not JSON data' } },

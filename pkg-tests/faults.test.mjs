@@ -1,4 +1,4 @@
-// Durability under faults (issue 10, item 4): a store backend that fails at seeded points
+// Durability under faults (docs/reliability.md): a store backend that fails at seeded points
 // (throws, rejects, never settles, quota errors, applies a batch and then rejects) and runs
 // aborted at seeded points. After every trial the backend holds a prefix of the batches the run
 // handed it (so no file is torn: every file is as some complete batch left it), nothing is

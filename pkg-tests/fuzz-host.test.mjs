@@ -1,5 +1,5 @@
-// A seeded fuzzer of engine.run with hostile host callbacks (issue 10, item 2): tools, models and
-// store backends answering, throwing and rejecting with values of every JS type (cyclic objects,
+// A seeded fuzzer of engine.run with hostile host callbacks (docs/reliability.md): tools, models
+// and store backends answering, throwing and rejecting with values of every JS type (cyclic objects,
 // throwing getters and toJSON, Proxies whose traps throw, BigInt, Symbol, lone surrogates, huge
 // strings), and promises that never settle (the run is then aborted). Every run must resolve to a
 // well-formed outcome, never reject, hang or kill the engine, and the engine must then run a known

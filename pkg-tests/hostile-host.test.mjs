@@ -1,6 +1,6 @@
-// Hostile hosts and hostile prompts against the built package (issue 10): every JS value a host
-// callback can answer or throw ends in a precise run error, the instance stays alive, limits are
-// what one instance can honour, and the same seed repeats a run byte for byte.
+// Hostile hosts and hostile prompts against the built package (docs/reliability.md): every JS
+// value a host callback can answer or throw ends in a precise run error, the instance stays alive,
+// limits are what one instance can honour, and the same seed repeats a run byte for byte.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';

@@ -1,6 +1,6 @@
 // openAIChatModel against a local HTTP server that speaks the chat-completions protocol (never a
 // real provider): plain replies, tool calls through models.loop, a provider error, the CLI; then
-// the provider behaviours of issue 13 (retries, timeouts, reply shapes, options, usage, names).
+// the provider behaviours (retries, timeouts, reply shapes, options, usage, names; docs/providers.md).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -110,7 +110,7 @@ test('the CLI runs a prompt with --model openai:<model> against the server', asy
   assert.equal(requests.at(-1).auth, 'Bearer sk-cli');
 });
 
-// ---- issue 13: the provider behaviours ------------------------------------------------------
+// ---- the provider behaviours ----------------------------------------------------------------
 
 const INFER = '# T\n\n## Main\n\n```lua\nreturn models.infer("hello")\n```\n';
 const ok = (content, extra = {}) => () => [200, { id: 'c', model: 'm-1', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], ...extra }];

@@ -1,6 +1,6 @@
-// JSON values keep their shape across the boundary (issue "The engine's insides", point 3): a
-// structured tool's output crosses JS -> Lua, is stored in var, and comes back Lua -> JS through
-// json.encode, unchanged. Values are drawn from a seeded generator so a failure reproduces.
+// JSON values keep their shape across the boundary, since a prompt passes data between JS hosts
+// and Lua and must get back what it sent: a structured tool's output crosses JS -> Lua, is stored
+// in var, and comes back Lua -> JS through json.encode, unchanged. Values are drawn from a seeded generator so a failure reproduces.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-/// The run error kinds of `DECISIONS.md` ("Run error kinds"), spelled as the JS API reports them.
+/// The run error kinds (docs/language.md, "The sandbox and the Engine globals"), spelled as the
+/// JS API reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunErrorKind {
     Frontmatter,

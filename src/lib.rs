@@ -6,7 +6,8 @@
 
 /// A JSON object from `"key": value` pairs whose values convert with `Json::from`: unlike
 /// `serde_json::json!`, it never goes through serde's serializer, whose per-type copies cost
-/// module size (450 KB gzip budget). Values are cloned, like `json!` takes references.
+/// module size (the gzip budget: docs/performance.md). Values are cloned, like `json!` takes
+/// references.
 #[macro_export]
 macro_rules! obj {
     ({ $($k:literal : $v:expr),* $(,)? }) => {{

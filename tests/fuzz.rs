@@ -1,4 +1,4 @@
-//! Fuzzing that stays (issue 10, item 2): a deterministic, seeded mutation fuzzer on stable Rust
+//! Fuzzing that stays (docs/reliability.md, "Fuzzing"): a deterministic, seeded mutation fuzzer on stable Rust
 //! that runs in every `cargo test`. The targets and their seeds (`spec-tests/`, `examples/`, the
 //! provider fixtures) are defined once in `fuzz_targets/mod.rs`, which the cargo-fuzz (libFuzzer)
 //! targets in `fuzz/` include too (`./build.sh fuzz`); every input must end in an outcome (a value

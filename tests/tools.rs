@@ -181,7 +181,7 @@ fn grab_loop_and_records() {
 
 #[test]
 fn reasoning_goes_back_with_the_assistant_record() {
-    // Providers whose thinking-mode tool loops need the reply's reasoning sent back (issue 13).
+    // Providers whose thinking-mode tool loops need the reply's reasoning sent back.
     let h = host();
     h.model(
         "writer",

@@ -75,7 +75,8 @@ export function glueToFactory(glue) {
   // Instantiating an already compiled module. The glue's own __wbg_init asks `typeof Response`
   // and `typeof Request` first, and in Node those globals are lazy getters that load the whole
   // fetch implementation (undici): about 20 ms of every createEngine, for a check that can never
-  // match a WebAssembly.Module (issue 9, fast first result).
+  // match a WebAssembly.Module, where the first result should come fast (docs/performance.md,
+  // "Start-up").
   for (const internal of ['function __wbg_get_imports(', 'function __wbg_finalize_init(instance, module)']) {
     if (!body.includes(internal)) fail(`could not find ${internal}…) in the glue; update instantiateModule`);
   }

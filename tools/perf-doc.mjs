@@ -109,21 +109,21 @@ export const BLOCKS = {
     const wall = src.fig('fanout.wall');
     const pair = (f, unit) => [`${withUnit(f.peer.median, unit)}`, `${withUnit(f.median, unit)}`, times(f.ratio)];
     const rows = [
-      ['Lua compute, geomean of 7 programs (issue 9 item 1), time vs native lua5.4',
+      ['Lua compute, geomean of 7 programs, time vs native lua5.4',
         `wasmoon ${times(compute.wasmoonToNative)}`, times(compute.runvilToNative), times(compute.value), compute.goal.text, status(compute)],
       ['first trivial run right after `createEngine`', ...pair(st('first'), 'ms'), 'see the sum', '—'],
       ['`createEngine` (fresh process)', ...pair(st('create'), 'ms'), 'see the sum', '—'],
-      ['`createEngine` + first run (issue 9 item 3)', ...pair(st('sum'), 'ms'), st('sum').goal.text, status(st('sum'))],
-      ['one section entry vs a bare Lua state in wasm (item 2)', ...pair(entry, 'µs'), entry.goal.text, status(entry)],
-      ['RSS added by one engine (item 3)', ...pair(st('rss'), 'MiB'), st('rss').goal.text, status(st('rss'))],
-      ['1,000 `{{ var.big.k1 }}` placeholders, `var.big` of 10 / 1,000 / 10,000 keys (item 4)', '—',
+      ['`createEngine` + first run', ...pair(st('sum'), 'ms'), st('sum').goal.text, status(st('sum'))],
+      ['one section entry vs a bare Lua state in wasm', ...pair(entry, 'µs'), entry.goal.text, status(entry)],
+      ['RSS added by one engine', ...pair(st('rss'), 'MiB'), st('rss').goal.text, status(st('rss'))],
+      ['1,000 `{{ var.big.k1 }}` placeholders, `var.big` of 10 / 1,000 / 10,000 keys', '—',
         `${ph.map((f) => num(f.median)).join(' / ')} ms`, `10,000 − 10 keys: ${num(phGrowth.value)} ms (spread ${num(phGrowth.noise)} ms)`,
         phGrowth.goal.text, status(phGrowth)],
-      ['`models.loop`, rounds 10 / 100 / 1,000, instant model, µs per round (item 4)',
+      ['`models.loop`, rounds 10 / 100 / 1,000, instant model, µs per round',
         `AI SDK ${loops.map((f) => num(f.peer.median)).join(' / ')} (exponent ${num(exponent.peer.value)})`,
         `${loops.map((f) => num(f.median)).join(' / ')} (exponent ${num(exponent.value)})`,
         `1,000 vs 10 rounds, per round: ${times(growth.value)} (AI SDK ${times(growth.peer.value)})`, growth.goal.text, status(growth)],
-      ['fanout: 1,000 arms × one 5 ms model round, concurrency 64 (issue 8)', `ideal ${num(ideal.value)} ms`,
+      ['fanout: 1,000 arms × one 5 ms model round, concurrency 64', `ideal ${num(ideal.value)} ms`,
         `${num(wall.median)} ms`, times(fan.median), fan.goal.text, status(fan)],
     ];
     return table(['figure', 'peer', 'Runvil', 'ratio', 'goal', 'status'], rows);

@@ -1,5 +1,5 @@
-//! Starting chains and joining them (`DECISIONS.md`, "Runs, walks and chains" and "Tasks";
-//! `004`, "Spawn and join"): `call` runs a contained chain to its end and hands back its
+//! Starting chains and joining them (docs/language.md, "Runs, walks and chains"; `004`, "Spawn
+//! and join"): `call` runs a contained chain to its end and hands back its
 //! result; `tasks.spawn`, fanout arms and the model's `task` start a [`Task`] beside their owner.
 //!
 //! What a new chain gets: a clone of its starter's `var`, the starter's argument string and

@@ -90,7 +90,8 @@ pub struct RunShared {
     /// catches. The block runner reports it instead of whatever error unwound the block.
     pub stop: RefCell<Option<RunError>>,
     /// Host time of the host's last turn, across entries: a run of entries that each end inside
-    /// their slice (a `jump` loop) must still give the host its turns (issue 10 attack catalog).
+    /// their slice (a `jump` loop) must still give the host its turns, or a timer or `abort()`
+    /// never runs and the loop goes on for ever.
     pub last_turn_ms: Cell<f64>,
     /// `models.default(role)` from the H1 body.
     pub default_role: RefCell<Option<String>>,

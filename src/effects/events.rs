@@ -1,5 +1,5 @@
-//! The run events a host observes through `onEvent` (`js-api.md`'s event list, summarised in
-//! `docs/bridge.md`): one variant each, so an event the engine emits is spelled once.
+//! The run events a host observes through `onEvent` (listed in docs/language.md, "Run facts"):
+//! one variant each, so an event the engine emits is spelled once.
 
 /// A run event's `event`/`type` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

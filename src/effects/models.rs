@@ -1,4 +1,4 @@
-//! Model roles and the one-round `models.infer` (`DECISIONS.md`, "Models and conversations").
+//! Model roles and the one-round `models.infer` (docs/language.md, "Models").
 //! `models.loop` (`round.rs`) shares [`resolve_role`] and [`spec_of`].
 
 use serde_json::{json, Value as Json};

@@ -1,8 +1,9 @@
-//! The block runner: the one loop that runs the H1 pass and every section entry (and, with the
-//! control-flow chapter, call chains, tasks and fanout arms; `003` notes 1, 5 and 12 explain why
-//! there is only one). A caller picks the entry (section or H1, chain, seeded item); the runner
-//! builds the fresh VM, replays the shared library, runs each block over its pending prose, and
-//! applies the scalar return rule.
+//! The block runner: the one loop that runs the H1 pass and every section entry, call chains,
+//! tasks and fanout arms. There is only one so that they cannot drift apart: what differs between
+//! them is a parameter the caller sets, visible at the call site, not a second loop with its own
+//! idea of VMs, prose or errors. A caller picks the entry (section or H1, chain, seeded item);
+//! the runner builds the fresh VM, replays the shared library, runs each block over its pending
+//! prose, and applies the scalar return rule.
 
 use futures::future::poll_fn;
 use mlua::{AnyUserData, Lua, MultiValue, Value};
@@ -284,7 +285,8 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
     }
 }
 
-/// Turns the value an uncaught error left into the run error (`DECISIONS.md`, "Run error kinds").
+/// Turns the value an uncaught error left into the run error (docs/language.md, "The sandbox and
+/// the Engine globals": error value kinds and run error kinds).
 fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
     let lua_error = |m: String| RunError::new(RunErrorKind::Lua, m);
     if lua::is_memory_error(&err) {

@@ -248,10 +248,10 @@ async fn walk_from(run: &Rc<RunShared>, chain: &Rc<Chain>, target: usize) -> Res
     walk_level(run, chain, &level, pos, true).await
 }
 
-/// The walk over one level of sections (`DECISIONS.md`, "The walk"): from `pos` in file order,
-/// skipping off-walk sections unless addressed, until a block returns or the level runs out. A
-/// jump to a sibling goes on at it; a jump to a child walks the child level and, when that runs
-/// out, resumes this level after the jumper.
+/// The walk over one level of sections (docs/language.md, "Runs, walks and chains"): from `pos`
+/// in file order, skipping off-walk sections unless addressed, until a block returns or the level
+/// runs out. A jump to a sibling goes on at it; a jump to a child walks the child level and, when
+/// that runs out, resumes this level after the jumper.
 fn walk_level<'a>(
     run: &'a Rc<RunShared>,
     chain: &'a Rc<Chain>,

@@ -19,8 +19,9 @@ local raw_set, raw_get, raw_find = rawset, rawget, string.find
 local type, tostring, next, select = type, tostring, next, select
 
 -- Protected: a prompt that could reach this table could give it a `__gc`, and every error value
--- made after that would be registered for finalization behind setmetatable's refusal (issue 10,
--- attack catalog); or lend it to a table of its own to forge an Engine error of any kind.
+-- made after that would be registered for finalization behind setmetatable's refusal (and a
+-- finalizer calling the Engine at VM close traps the instance); or lend it to a table of its own
+-- to forge an Engine error of any kind.
 -- With the metatable protected, getmetatable no longer tells an error value: the Engine knows
 -- its own by this weak set.
 local ERR = { __name = 'error value', __metatable = 'error value' }

@@ -2,8 +2,9 @@
 //! as *fixed* bytecode. bootstrap.lua runs in every VM; the parts (`lua/parts/*.lua`: the everyday
 //! globals, the xpcall/metatable guards, control flow, tasks, tools and packs, models, Pack
 //! preludes) load the first time a block reads one of their globals, so an entry pays only for
-//! what it uses (issue 9: a section entry near the cost of a bare Lua state). Nothing is compiled
-//! at run time: that cost every engine's first run several milliseconds in the Lua parser
+//! what it uses: every section, call, task and arm makes an entry, which should cost little more
+//! than a bare Lua state (docs/performance.md, "One section entry"). Nothing is compiled at run
+//! time: that cost every engine's first run several milliseconds in the Lua parser
 //! (docs/performance.md, "Start-up").
 //!
 //! Lua 5.5's `"B"` load mode reads instructions and long strings where they lie instead of

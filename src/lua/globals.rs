@@ -285,7 +285,7 @@ fn shims_of(cell: &OnceCell<ProxyShims>) -> mlua::Result<&ProxyShims> {
     cell.get().ok_or_else(|| mlua::Error::runtime("var proxies are not ready before var was first read"))
 }
 
-/// The fields of `sys` (`DECISIONS.md`, "Observation, cancellation, facts"). Fields that
+/// The fields of `sys` (docs/language.md, "Run facts"). Fields that
 /// appear later (`model`, `reply_finish_reason`, `index`) are absent until their feature sets
 /// them, and reading an absent field raises.
 pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {

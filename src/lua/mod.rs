@@ -26,7 +26,7 @@ pub use globals::{has_preludes, is_memory_error, mlua_error_message};
 pub use source::load_text;
 use values::Marks;
 
-/// The base functions a block may use (`DECISIONS.md`, "Section VMs and the sandbox").
+/// The base functions a block may use (docs/language.md, "The sandbox and the Engine globals").
 /// Everything else the base library defines is removed after the bootstrap captured what it
 /// needs (`rawset` for the `_G` metatable).
 /// (Only the test below reads the list: the sandbox removes [`BASE_REMOVED`], and the test checks
@@ -64,8 +64,9 @@ const BASE_REMOVED: &[&str] = &["collectgarbage", "coroutine", "load", "print", 
 /// test-only `lua-testes` build (never the package): tests/lua-testes/PATCHES.md says why.
 const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage"];
 
-/// The Engine's global names (`SURFACE.md`): the sandbox keeps them, and a Pack prelude may not
-/// define them (parts/preludes.lua asks for this list with `E.engine_globals()`).
+/// The Engine's global names (the 21 chapter 002 reserves; docs/language.md, "The sandbox and the
+/// Engine globals"): the sandbox keeps them, and a Pack prelude may not define them
+/// (parts/preludes.lua asks for this list with `E.engine_globals()`).
 pub const ENGINE_GLOBALS: &[&str] = &[
     "args",
     "argv",

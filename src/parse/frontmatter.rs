@@ -1,6 +1,6 @@
 //! YAML frontmatter: the `---` block at the top of a prompt, parsed with serde_yaml and checked
-//! against the keys `DECISIONS.md` allows. Every failure is a `Frontmatter` error; where the
-//! mistake has a place in the file, the error carries its line and column.
+//! against the allowed keys (docs/language.md, "Frontmatter"). Every failure is a `Frontmatter`
+//! error; where the mistake has a place in the file, the error carries its line and column.
 
 use serde_yaml::Value as Yaml;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 
 use crate::ids::segment_error;
 
-/// A Pack as the host registers it (`js-api.md`, Packs).
+/// A Pack as the host registers it (`Pack` in js/index.d.ts).
 #[derive(Debug, Clone, Default)]
 pub struct PackSpec {
     /// `web` (a runvil Pack) or `vendor/name`.

@@ -232,7 +232,7 @@ impl Record {
         Record { role: role.into(), content, tool_calls: Vec::new(), tool_call_id: None, reasoning: None }
     }
 
-    /// The record as the model request carries it (js-api.md, Models).
+    /// The record as the model request carries it (`Message` in js/index.d.ts).
     pub fn to_wire(&self) -> Json {
         let mut o = crate::obj!({ "role": self.role, "content": self.content });
         if !self.tool_calls.is_empty() {

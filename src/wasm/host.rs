@@ -108,7 +108,7 @@ fn array(v: &JsValue) -> Vec<JsValue> {
     }
 }
 
-/// A Pack object from JS as the engine's PackSpec (js-api.md, Packs).
+/// A Pack object from JS (`Pack` in js/index.d.ts) as the engine's PackSpec.
 fn pack_spec(p: &JsValue) -> PackSpec {
     let text = |v: &JsValue, k: &str| get(v, k).as_string().unwrap_or_default();
     let unavailable = {

@@ -7,7 +7,7 @@ local G, E, core = ...
 local check, raise, make_error = core.check, core.raise, core.make_error
 local raw_pcall, raw_error = core.raw_pcall, core.raw_error
 
--- Control flow (DECISIONS.md, "Runs, walks and chains"). `jump` unwinds the block as a control
+-- Control flow (docs/language.md, "Runs, walks and chains"). `jump` unwinds the block as a control
 -- signal no pcall catches; `call` and the waiting `tasks` functions suspend while other chains run.
 local function jump(target) check(E.jump(target)) end
 local function call(target, input) return check(E.call(target, input)) end

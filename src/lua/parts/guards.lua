@@ -5,8 +5,8 @@
 -- globals to install, and whatever other parts or bootstrap.lua use.
 --
 -- The guarded base functions xpcall, setmetatable and getmetatable. Few blocks call them, and
--- each function here is one more for every section entry to load (issue 9, cheap entries):
--- `pcall` stays in bootstrap.lua, which needs it anyway.
+-- each function here is one more for every section entry to load, and entries must stay cheap
+-- (docs/performance.md, "One section entry"). `pcall` stays in bootstrap.lua, which needs it.
 local G, E, core = ...
 local normalize, shared = core.normalize, core.shared
 local raw_error, raw_pcall, raw_xpcall = core.raw_error, core.raw_pcall, core.raw_xpcall
