@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Runvil build entry point. Subcommands:
-#   setup    install missing tools (apt, rustup target, wasm-bindgen-cli, npm dev deps), prepare .build/lua-src,
-#            .build/pulldown-cmark and .build/mlua
-#   build    (default) setup, compile the engine to wasm, bind, optimise, write the npm package to pkg/
-#   lint     cargo fmt --check, clippy (native and wasm32, warnings denied), cargo doc (warnings denied)
-#   test     build, lint, then native `cargo test`, then every package test (node --test pkg-tests/)
-#   example  build, then run examples/hello.md through the CLI with a scripted (offline) model
-#   bench    build, then every benchmark (node bench/run.mjs: results in bench/results/), then
-#            regenerate docs/performance.md's tables (tools/perf-doc.mjs). Options: --quick (a smoke
-#            run; the doc goes to bench/results/performance.quick.md), --no-build (against the
-#            current pkg/), --no-browser, --no-native, --only suite,suite (see bench/README.md)
-#   fuzz [SECONDS]  the cargo-fuzz (libFuzzer) targets in fuzz/, SECONDS each (default 20; in `test`)
-#   playground  build, then serve the playground (site/) on 127.0.0.1 and print its URL
-# Every step skips what is already in place, so re-running is cheap.
+# Runvil build entry point. One job per subcommand; each first makes sure the tools are in place
+# (`setup`, which skips what is done), never more:
+#   setup       install what is missing: apt packages and rustup parts (once per machine, stamped in
+#               .build/), wasm-bindgen-cli, npm dev dependencies; then the vendored crate copies
+#               (tools/vendor.mjs, vendor/README.md)
+#   build       (default) compile the engine to wasm, bind, optimise, write the npm package to pkg/
+#   playground  build the playground from www/ into site/ (needs pkg/); --serve also serves it
+#   lint        formatting, clippy (native and wasm32), cargo doc, doc links
+#   test        every test against the tree and the pkg/ and site/ already built: native cargo test,
+#               the Lua 5.5 test suite in the sandbox, node --test pkg-tests/
+#   fuzz [SECONDS]  the cargo-fuzz (libFuzzer) targets in fuzz/, SECONDS each (default 20)
+#   ci          what CI runs: build, playground, lint, test, fuzz
+#   example     build, then run examples/hello.md through the CLI with a scripted (offline) model
+#   bench       build, then every benchmark (node bench/run.mjs: results in bench/results/), then
+#               regenerate docs/performance.md's tables (tools/perf-doc.mjs). Options: --quick (a smoke
+#               run; the doc goes to bench/results/performance.quick.md), --no-build (against the
+#               current pkg/), --no-browser, --no-native, --only suite,suite (see bench/README.md)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$PWD
@@ -20,7 +23,7 @@ TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 PKG=$ROOT/pkg
 APT_PACKAGES=(clang-19 llvm-19 wasi-libc lua5.4 chromium unzip)
 WASM_GZIP_BUDGET=470000
-# cargo-fuzz: pinned, installed when missing; every target in fuzz/ runs FUZZ_SECONDS in `test`.
+# cargo-fuzz: pinned, installed when missing; every target in fuzz/ runs FUZZ_SECONDS in `ci`.
 CARGO_FUZZ_VERSION=0.13.2
 FUZZ_TARGETS=(parser substitution paths lua_json replies)
 FUZZ_SECONDS=20
@@ -31,6 +34,22 @@ die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
 # The wasm-bindgen CLI must match the crate version exactly (the glue format is version-specific).
 wasm_bindgen_crate_version() {
   awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock
+}
+
+# apt and rustup are asked once per machine: the stamp records what was installed, and a changed
+# list (or a new checkout) asks again.
+SYSTEM_STAMP=.build/system.stamp
+
+system_wanted() {
+  printf '%s\n' "${APT_PACKAGES[@]}" rustfmt clippy wasm32-unknown-unknown "wasm-bindgen $(wasm_bindgen_crate_version)"
+}
+
+setup_system() {
+  [ "$(cat "$SYSTEM_STAMP" 2>/dev/null)" = "$(system_wanted)" ] && return
+  setup_apt
+  setup_rust
+  mkdir -p .build
+  system_wanted >"$SYSTEM_STAMP"
 }
 
 setup_apt() {
@@ -81,106 +100,12 @@ setup_npm() {
   npm ci --ignore-scripts --no-audit --no-fund
 }
 
-# Cargo.toml patches lua-src to .build/lua-src: lua-src 551.1.0 (the first release that knows
-# wasm32-unknown-unknown) relabelled 551.0.99 so mlua-sys's `<551.1.0` requirement accepts it.
-# Cargo refuses every command until this folder exists, so it is prepared before any other cargo call.
-# What the copy is made of beyond the registry source: the stubs and the patches (and the compiler
-# wrapper, whose per-file flags cargo cannot see). A copy made from other inputs is made again, so
-# cargo recompiles Lua.
-lua_overlay_stamp() {
-  cat wasm-support/lua-stubs/*.c wasm-support/lua-patches/*.patch wasm-support/lua-unity/*.c wasm-support/wasm-cc | sha256sum | cut -d' ' -f1
-}
-
-setup_lua_src() {
-  local dest=.build/lua-src
-  if grep -qx 'version = "551.0.99"' "$dest/Cargo.toml" 2>/dev/null \
-     && [ "$(cat "$dest/.runvil-overlay" 2>/dev/null)" = "$(lua_overlay_stamp)" ]; then return; fi
-  log "preparing $dest (lua-src 551.1.0 relabelled 551.0.99)"
-  cargo fetch --manifest-path tools/crate-fetch/Cargo.toml
-  local src
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/lua-src-551.1.0 2>/dev/null | head -n1)
-  [ -n "$src" ] || die "lua-src-551.1.0 not found in the cargo registry after cargo fetch"
-  rm -rf "$dest.tmp" && mkdir -p .build
-  cp -R "$src" "$dest.tmp"
-  chmod -R u+w "$dest.tmp"
-  sed -i '0,/^version = "551.1.0"$/s//version = "551.0.99"/' "$dest.tmp/Cargo.toml"
-  grep -qx 'version = "551.0.99"' "$dest.tmp/Cargo.toml" || die "could not relabel lua-src version"
-  # The io, os, debug and package libraries never enter the sandbox; their sources
-  # are replaced by stubs (wasm-support/lua-stubs) so the module does not carry them.
-  cp wasm-support/lua-stubs/*.c "$dest.tmp/lua-5.5.1/"
-  # Small documented changes to the VM itself (wasm-support/lua-patches/README.md), each applied
-  # exactly or the build stops.
-  local patch
-  for patch in wasm-support/lua-patches/*.patch; do
-    patch -s -p1 --no-backup-if-mismatch -d "$dest.tmp" <"$patch" || die "could not apply $patch"
-  done
-  # The VM's hot core as one translation unit (wasm-support/lua-unity/lcore.c says why): the files
-  # it includes move to core/, out of the folder lua-src compiles file by file.
-  mkdir "$dest.tmp/lua-5.5.1/core"
-  local unit
-  for unit in $(sed -n 's/^#include "core\/\(.*\.c\)"$/\1/p' wasm-support/lua-unity/lcore.c); do
-    mv "$dest.tmp/lua-5.5.1/$unit" "$dest.tmp/lua-5.5.1/core/$unit" || die "lcore.c includes $unit, which Lua does not have"
-  done
-  cp wasm-support/lua-unity/lcore.c "$dest.tmp/lua-5.5.1/"
-  lua_overlay_stamp >"$dest.tmp/.runvil-overlay"
-  rm -rf "$dest" && mv "$dest.tmp" "$dest"
-}
-
-# Cargo.toml also patches pulldown-cmark to .build/pulldown-cmark: the registry source with its
-# table of HTML named character references (src/entities.rs) replaced by a stub, because the
-# engine never reads the text it decodes and the table is about 21 KB of the gzipped module
-# (wasm-support/cmark-stubs/entities.rs says why it is safe). Keep the version equal to the one in
-# Cargo.lock and tools/crate-fetch/Cargo.toml.
-CMARK_VERSION=0.13.6
-
-cmark_overlay_stamp() {
-  { echo "$CMARK_VERSION"; cat wasm-support/cmark-stubs/*.rs; } | sha256sum | cut -d' ' -f1
-}
-
-setup_cmark_src() {
-  local dest=.build/pulldown-cmark
-  [ "$(cat "$dest/.runvil-overlay" 2>/dev/null)" = "$(cmark_overlay_stamp)" ] && return
-  log "preparing $dest (pulldown-cmark $CMARK_VERSION without its entity table)"
-  cargo fetch --manifest-path tools/crate-fetch/Cargo.toml
-  local src
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/pulldown-cmark-$CMARK_VERSION 2>/dev/null | head -n1)
-  [ -n "$src" ] || die "pulldown-cmark-$CMARK_VERSION not found in the cargo registry after cargo fetch"
-  rm -rf "$dest.tmp" && mkdir -p .build
-  cp -R "$src" "$dest.tmp"
-  chmod -R u+w "$dest.tmp"
-  [ -f "$dest.tmp/src/entities.rs" ] || die "pulldown-cmark $CMARK_VERSION has no src/entities.rs to replace"
-  cp wasm-support/cmark-stubs/entities.rs "$dest.tmp/src/entities.rs"
-  cmark_overlay_stamp >"$dest.tmp/.runvil-overlay"
-  rm -rf "$dest" && mv "$dest.tmp" "$dest"
-}
-
-# Cargo.toml patches mlua to .build/mlua: the registry source with small documented changes that
-# make a Lua state cheaper to create (wasm-support/mlua-patches/README.md), each applied exactly or
-# the build stops. Keep the version equal to the one in Cargo.lock and tools/crate-fetch/Cargo.toml.
-# A copy made from other patches is made again, so cargo recompiles mlua.
-MLUA_VERSION=0.12.2
-
-mlua_overlay_stamp() {
-  { echo "$MLUA_VERSION"; cat wasm-support/mlua-patches/*.patch; } | sha256sum | cut -d' ' -f1
-}
-
-setup_mlua_src() {
-  local dest=.build/mlua
-  [ "$(cat "$dest/.runvil-overlay" 2>/dev/null)" = "$(mlua_overlay_stamp)" ] && return
-  log "preparing $dest (mlua $MLUA_VERSION with wasm-support/mlua-patches)"
-  cargo fetch --manifest-path tools/crate-fetch/Cargo.toml
-  local src
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/mlua-$MLUA_VERSION 2>/dev/null | head -n1)
-  [ -n "$src" ] || die "mlua-$MLUA_VERSION not found in the cargo registry after cargo fetch"
-  rm -rf "$dest.tmp" && mkdir -p .build
-  cp -R "$src" "$dest.tmp"
-  chmod -R u+w "$dest.tmp"
-  local patch
-  for patch in wasm-support/mlua-patches/*.patch; do
-    patch -s -p1 --no-backup-if-mismatch -d "$dest.tmp" <"$patch" || die "could not apply $patch"
-  done
-  mlua_overlay_stamp >"$dest.tmp/.runvil-overlay"
-  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+# The crates built from a changed copy (lua-src, pulldown-cmark, mlua): Cargo.toml's
+# [patch.crates-io] points at .build/, and cargo refuses every command until the copies exist, so
+# they are made before any other cargo call. tools/vendor.mjs holds the table of what each copy is
+# made of and remakes a copy only when its inputs changed.
+setup_vendor() {
+  node tools/vendor.mjs prepare
 }
 
 setup_cargo_fuzz() {
@@ -192,12 +117,9 @@ setup_cargo_fuzz() {
 }
 
 cmd_setup() {
-  setup_apt
-  setup_rust
+  setup_system
   setup_npm
-  setup_lua_src
-  setup_cmark_src
-  setup_mlua_src
+  setup_vendor
 }
 
 size_line() {
@@ -205,7 +127,6 @@ size_line() {
 }
 
 cmd_build() {
-  cmd_setup
   log "cargo build --release --target wasm32-unknown-unknown"
   cargo build --release --target wasm32-unknown-unknown
   local raw=$TARGET_DIR/wasm32-unknown-unknown/release/runvil.wasm
@@ -230,8 +151,6 @@ cmd_build() {
   node_modules/.bin/wasm-opt --low-memory-unused --one-caller-inline-max-function-size=20 -Oz --gufa -Oz --converge --strip-debug --strip-producers "$tmp/runvil_bg.wasm" -o "$tmp/runvil_bg.opt.wasm"
   mv "$tmp/runvil_bg.opt.wasm" "$tmp/runvil_bg.wasm"
   node tools/make-package.mjs "$tmp" "$PKG"
-  log "node tools/build-site.mjs (the playground, into site/)"
-  node tools/build-site.mjs
   size_line "raw cargo output (runvil.wasm)" "$raw"
   size_line "pkg/runvil_bg.wasm (bound + wasm-opt -Oz)" "$PKG/runvil_bg.wasm"
   # The size budget, 470,000 bytes gzip: the module is what every browser running a prompt
@@ -256,16 +175,30 @@ cmd_lint() {
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 }
 
+cmd_playground() {
+  [ -f "$PKG/index.js" ] || die "playground: no pkg/ yet (run ./build.sh build)"
+  log "node tools/build-site.mjs $* (the playground, into site/)"
+  node tools/build-site.mjs "$@"
+}
+
 cmd_test() {
-  cmd_build
-  cmd_lint
+  [ -f "$PKG/runvil_bg.wasm" ] && [ -f site/index.html ] || die "test: build the package and the playground first (./build.sh build && ./build.sh playground)"
+  local raw=$TARGET_DIR/wasm32-unknown-unknown/release/runvil.wasm
+  [ "$raw" -nt "$PKG/runvil_bg.wasm" ] && log "warning: pkg/ is older than the last wasm compile: the package tests run the older build"
   log "cargo test (native)"
   cargo test
-  cmd_fuzz
   log "cargo test --features lua-testes --test lua_testes (the Lua 5.5 test suite in the sandbox)"
   cargo test --features lua-testes --test lua_testes
   log "node --test pkg-tests/"
   node --test pkg-tests/
+}
+
+cmd_ci() {
+  cmd_build
+  cmd_playground
+  cmd_lint
+  cmd_test
+  cmd_fuzz
 }
 
 # libFuzzer through cargo-fuzz on the stable toolchain: `--sanitizer none` makes cargo-fuzz pass
@@ -278,10 +211,6 @@ cmd_test() {
 cmd_fuzz() {
   local seconds=${1:-$FUZZ_SECONDS} t
   [[ "$seconds" =~ ^[0-9]+$ ]] || die "fuzz: SECONDS must be a whole number, got '$seconds'"
-  setup_apt
-  setup_lua_src
-  setup_cmark_src
-  setup_mlua_src
   setup_cargo_fuzz
   log "fuzz/seed-corpora.sh (seed corpora from spec-tests/, examples/, pkg-tests/fixtures/providers)"
   fuzz/seed-corpora.sh
@@ -310,20 +239,27 @@ cmd_bench() {
   for a in "$@"; do
     if [ "$a" = --no-build ]; then build=0; else args+=("$a"); fi
   done
-  if [ "$build" = 1 ]; then cmd_build; else cmd_setup; fi
+  [ "$build" = 1 ] && cmd_build
   log "node bench/run.mjs ${args[*]}"
   node bench/run.mjs "${args[@]}"
 }
 
-case "${1:-build}" in
-  setup) cmd_setup ;;
-  lint) cmd_setup && cmd_lint ;;
+cmd=${1:-build}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  -h | --help | help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  setup | build | lint | test | example | bench | fuzz | playground | ci) ;;
+  *) die "unknown subcommand '$cmd' (setup | build | playground | lint | test | fuzz | ci | example | bench)" ;;
+esac
+cmd_setup
+case "$cmd" in
+  setup) ;;
   build) cmd_build ;;
+  playground) cmd_playground "$@" ;;
+  lint) cmd_lint ;;
   test) cmd_test ;;
+  fuzz) cmd_fuzz "${1:-}" ;;
+  ci) cmd_ci ;;
   example) cmd_example ;;
-  bench) shift; cmd_bench "$@" ;;
-  fuzz) cmd_fuzz "${2:-}" ;;
-  playground) cmd_build && node tools/build-site.mjs --serve ;;
-  -h | --help | help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown subcommand '$1' (setup | build | lint | test | example | bench | fuzz | playground)" ;;
+  bench) cmd_bench "$@" ;;
 esac

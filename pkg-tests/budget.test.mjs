@@ -1,5 +1,5 @@
 // The work budget bounds C library loops and finalizers, not only Lua instructions
-// (src/lua/budget.rs, wasm-support/lua-patches/budget.patch), and the abort signal stops a block
+// (src/lua/budget.rs, vendor/lua-src/patches/budget.patch), and the abort signal stops a block
 // busy in library calls. Every program here ran for seconds to hours before the patch. Time
 // bounds are safety nets against a hang, not performance claims.
 import { test, after } from 'node:test';

@@ -1,5 +1,5 @@
 //! The work budget bounds work done inside C library functions and finalizers, not only Lua
-//! instructions (`lua::budget`, `wasm-support/lua-patches/budget.patch`). Before the patch every
+//! instructions (`lua::budget`, `vendor/lua-src/patches/budget.patch`). Before the patch every
 //! program below ran for seconds to hours (or for ever) with the budget unspent.
 mod common;
 use common::*;

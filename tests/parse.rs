@@ -129,7 +129,7 @@ fn shared_library_replays_into_every_entry() {
 }
 
 /// The build replaces pulldown-cmark's table of HTML named character references with a stub
-/// (wasm-support/cmark-stubs/entities.rs, for size): prose never depended on it (it is sliced from
+/// (vendor/pulldown-cmark/entities.rs, for size): prose never depended on it (it is sliced from
 /// the source), and a fence's info string now keeps a named reference as written, while numeric
 /// references still decode there.
 #[test]

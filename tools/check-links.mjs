@@ -24,7 +24,7 @@ import { readFileSync, existsSync, statSync, readdirSync } from 'node:fs';
 import { join, dirname, relative, resolve, isAbsolute, sep, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const DOCS = ['README.md', 'js/README.md', 'bench/README.md', 'spec-tests/README.md', 'docs/*.md'];
+const DOCS = ['README.md', 'js/README.md', 'bench/README.md', 'spec-tests/README.md', 'docs/*.md', 'vendor/*.md', 'vendor/lua-src/README.md'];
 
 // ---- the Markdown we read ------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// Runvil's replacement for pulldown-cmark's `src/entities.rs` (build.sh `setup_cmark_src` copies
+// Runvil's replacement for pulldown-cmark's `src/entities.rs` (tools/vendor.mjs copies
 // it over the registry source in .build/pulldown-cmark). The original is a table of the 2,125
 // HTML5 named character references (`&amp;`, `&nbsp;`, ...), about 50 KB of data and 21 KB of the
 // gzipped module, that pulldown-cmark uses to decode inline text. Runvil reads no decoded text:

@@ -8,7 +8,7 @@
 ** them. Lua's sources are written to be compiled as one unit (Lua's own onelua.c does it for all
 ** of them), so including these files here gives clang that reach without changing a line of them.
 **
-** How: build.sh (setup_lua_src) moves every file named in an #include "core/..." line below into
+** How: tools/vendor.mjs moves every file named in an #include "core/..." line below into
 ** the copy's core/ folder, where lua-src's build (which compiles every .c file of the source
 ** folder) does not see it, so each is compiled exactly once, here. wasm-support/wasm-cc compiles
 ** this file at -O2 (RUNVIL_SPEED_FILES). This list is the one place that says which files are in

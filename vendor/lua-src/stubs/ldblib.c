@@ -1,5 +1,5 @@
-/* Runvil build: replaces Lua's ldblib.c in the build-produced lua-src copy (see build.sh,
- * setup_lua_src). The sandbox never opens the debug library (DECISIONS.md, "Section VMs and the
+/* Runvil build: replaces Lua's ldblib.c in the build-produced lua-src copy (see tools/vendor.mjs).
+ * The sandbox never opens the debug library (DECISIONS.md, "Section VMs and the
  * sandbox"), but mlua links every luaopen_* function; this stub keeps the module small. */
 #define LUA_LIB
 #include "lprefix.h"
