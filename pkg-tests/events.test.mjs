@@ -42,7 +42,9 @@ test('a failed run finishes with its error', async () => {
 test('log refuses non-strings, control characters and long messages', async () => {
   const run = (lua) => engine.run(`# L\n\n## Main\n\n\`\`\`lua\nlocal ok, e = pcall(log, ${lua})\nreturn e.message\n\`\`\`\n`).then((o) => o.result);
   assert.equal(await run('{}'), 'log takes a message string, got table');
-  assert.equal(await run('"a\\tb"'), 'log message contains the control character U+0009');
+  assert.equal(await run('"a\\rb"'), 'log message contains the control character U+000D');
+  // Tabs and newlines are text.
+  assert.equal((await engine.run('# L\n\n## Main\n\n```lua\nlog("a\\tb\\nc")\nreturn "logged"\n```\n')).result, 'logged');
   assert.equal(await run('string.rep("x", 4097)'), 'log message is longer than 4096 characters');
 });
 

@@ -343,7 +343,11 @@ fn a_jump_loop_ends_at_the_section_entry_limit() {
 #[test]
 fn the_section_entry_limit_is_a_run_option() {
     let host = Rc::new(TestHost::default());
-    let src = prompt(&format!("## A\n\n{}\n## B\n\n{}", lua("var.n = (var.n or 0) + 1\nif var.n < 30 then jump('## B') end\nreturn var.n"), lua("jump('## A')")));
+    let src = prompt(&format!(
+        "## A\n\n{}\n## B\n\n{}",
+        lua("var.n = (var.n or 0) + 1\nif var.n < 30 then jump('## B') end\nreturn var.n"),
+        lua("jump('## A')")
+    ));
     let run = |limit| run_with(host.clone(), &src, "", |o| o.limits.section_entries = Some(limit));
     assert_eq!(run(60).unwrap().as_deref(), Some("30"));
     let e = run(40).unwrap_err();

@@ -360,3 +360,47 @@ fn models_infer_of_an_empty_reply_is_a_model_error() {
     );
     assert_eq!(ok(&h, &src), "model: the model returned an empty reply | model: the model's reply has no text content | ok");
 }
+
+#[test]
+fn a_model_call_with_arguments_that_do_not_fit_is_answered_and_may_be_retried() {
+    let h = host();
+    let call = |id: &str, args: Json| json!({ "content": "", "tool_calls": [{ "id": id, "name": "add", "arguments": args }], "finish_reason": "tool_calls" });
+    h.model(
+        "default",
+        vec![
+            call("c1", json!({ "a": "two", "b": 3 })),
+            call("c2", json!({ "a": 2 })),
+            call("c3", json!({ "a": 2, "b": 3 })),
+            json!("done"),
+        ],
+    );
+    let lua = "tools.offer_local('add', 'Adds a and b', { a = 'number', b = 'number' }, function(args) return args.a + args.b end)\n\
+               messages:user('add')\nmodels.loop()\nlocal out = {}\n\
+               for i = 3, 7, 2 do out[#out + 1] = messages[i].content end\nreturn table.concat(out, '\\n')";
+    let text = ok(&h, &section("", lua));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("The text inside") && !l.starts_with("<") && !l.is_empty()).collect();
+    assert_eq!(
+        lines,
+        [
+            "invalid arguments for add: argument 'a' must be a number, got the string \"two\"",
+            "invalid arguments for add: argument 'b' is required (a number) and missing",
+            "5",
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn a_pack_tool_never_sees_arguments_of_the_wrong_type() {
+    let h = host();
+    h.packs.borrow_mut()[0].tools[0].parameters =
+        json!({ "type": "object", "properties": { "url": { "type": "string" } }, "required": ["url"] });
+    let lua = "local done, e = pcall(tools.call, 'web/fetch', { url = 42 })\nreturn e.kind .. ': ' .. e.message";
+    assert_eq!(
+        ok(&h, &section("uses:\n  - web\n", lua)),
+        "tool: tool call failure: invalid arguments for web_fetch: argument 'url' must be a string, got the number 42"
+    );
+    // A missing argument is the Pack's to name (the empty-argument call reaches every tool).
+    let lua = "local done, e = pcall(tools.call, 'web/fetch', {})\nreturn e.message";
+    assert_eq!(ok(&h, &section("uses:\n  - web\n", lua)), "tool call failure: web_fetch: missing url argument");
+}

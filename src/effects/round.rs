@@ -180,11 +180,23 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     }
     emit_batch(ctx, turn, &calls, advertised);
     let n = resolved.len();
+    // A local tool's handler never sees arguments that do not fit its parameters: the call is
+    // answered with why, in its turn (run_catalog_batch), and the model may retry. (Catalog
+    // tools are checked where they run, for scripts too: effects::tool_calls.)
+    let results = resolved
+        .iter()
+        .map(|(call, target)| {
+            let Target::Local(alias) = target else { return None };
+            let parameters = &advertised.iter().find(|a| &a.name == alias)?.parameters;
+            let why = crate::tools::schema::check(parameters, &call.arguments, crate::tools::schema::Required::Enforced).err()?;
+            Some(crate::untrusted::envelope(&format!("invalid arguments for {alias}: {why}"), &ctx.run.nonce))
+        })
+        .collect();
     let mut r = ctx.round.borrow_mut();
     r.had_calls = true;
     r.content = content;
     r.reasoning = reasoning;
-    r.results = vec![None; n];
+    r.results = results;
     r.calls = resolved;
     Ok(RoundEnd::Calls(n))
 }
@@ -193,7 +205,10 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
 pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
     let r = c.round.borrow();
     let (call, target) = r.calls.get(index)?;
+    let refused = r.results.get(index).is_some_and(Option::is_some);
     Some(match target {
+        // A refused local call is answered by the engine, as catalog calls are.
+        Target::Local(_) if refused => PendingCall::Catalog,
         Target::Local(alias) => PendingCall::Local {
             alias: alias.clone(),
             arguments: call.arguments.clone(),
@@ -215,6 +230,24 @@ pub fn set_result(c: &EntryCtx, index: usize, text: String) {
 /// concurrently; answers the index of the next call.
 pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Refusal> {
     let turn = ctx.scope.borrow().turn;
+    // A local call whose arguments were refused at the gate: its answer is ready.
+    let refused = {
+        let r = ctx.round.borrow();
+        match (r.calls.get(index), r.results.get(index)) {
+            (Some((call, Target::Local(alias))), Some(Some(text))) => Some((call.id.clone(), alias.clone(), text.clone())),
+            _ => None,
+        }
+    };
+    if let Some((call_id, alias, text)) = refused {
+        let name = ctx.section_name().to_string();
+        ctx.run.emit(Event::ToolCallFailed, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+        ctx.run.emit(
+            Event::ToolResult,
+            Some(&name),
+            crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": false }),
+        );
+        return Ok(index + 1);
+    }
     // A task built-in runs alone, in its place.
     let builtin = ctx.round.borrow().calls.get(index).and_then(|(call, t)| match t {
         Target::Task(b) => Some((*b, call.arguments.clone())),

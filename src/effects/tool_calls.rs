@@ -8,6 +8,7 @@ use super::context::EntryCtx;
 use super::Refusal;
 use crate::effects::events::Event;
 use crate::error::ErrKind;
+use crate::tools::schema::{self, Required};
 
 /// Who asked for a call (the `caller` a Pack tool sees).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +49,13 @@ pub async fn call_catalog(
     ctx.scope.borrow_mut().count(&ctx.run.catalog, &t.id);
     let name = ctx.section_name().to_string();
     let caller_text = caller.as_str();
-    let outcome = match ctx.run.catalog.packs[t.pack].host {
-        Some(host_pack) => {
+    // Arguments that do not fit the tool's parameters never reach the Pack: the caller learns
+    // which argument is wrong, and a model can retry. A missing one is the Pack's to name.
+    let fits =
+        schema::check(&t.spec.parameters, &args, Required::LeftToTheTool).map_err(|why| format!("invalid arguments for {used}: {why}"));
+    let outcome = match (fits, ctx.run.catalog.packs[t.pack].host) {
+        (Err(why), _) => Err(why),
+        (Ok(()), Some(host_pack)) => {
             let request = json!({
                 "tool": t.id, "name": used, "arguments": args, "callId": call_id, "caller": caller_text,
                 "section": name, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller_text },
@@ -58,7 +64,7 @@ pub async fn call_catalog(
         }
         // Only the built-in `subagents` Pack has no host Pack; its tools are the task built-ins,
         // which never reach here.
-        None => Err(format!("tool {} has no host Pack to run it", t.id)),
+        (Ok(()), None) => Err(format!("tool {} has no host Pack to run it", t.id)),
     };
     let trusted = t.spec.trusted;
     match outcome {

@@ -293,7 +293,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
         return lua::memory_limit_error(ctx);
     }
     match &err {
-        Value::String(s) => lua_error(s.to_string_lossy()),
+        Value::String(s) => lua_error(with_hint(s.to_string_lossy())),
         Value::Table(t) if vm.error_values.raw_get::<bool>(t.clone()).unwrap_or(false) => {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
@@ -323,6 +323,17 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
                 .unwrap_or_else(|| format!("(error object is a {} value)", other.type_name())),
         ),
     }
+}
+
+/// Lua's own message, with what to do instead where a newcomer reaches for a global the sandbox
+/// does not have.
+fn with_hint(message: String) -> String {
+    let hint = if message.ends_with("attempt to call a nil value (global 'print')") {
+        "Runvil has no print: log(message) writes a line to the run's log (the CLI shows it on stderr)"
+    } else {
+        return message;
+    };
+    format!("{message}; {hint}")
 }
 
 fn userdata_text(lua: &Lua, ud: &AnyUserData) -> String {

@@ -348,7 +348,7 @@ pub fn log(lua: &Lua, env: &Env, message: &Value) -> Answer {
     if text.chars().count() > LOG_MAX_CHARS {
         return fail(lua, ErrKind::Lua, format!("log message is longer than {LOG_MAX_CHARS} characters"));
     }
-    if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n') {
+    if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n' && c != '\t') {
         return fail(lua, ErrKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
     }
     ctx.run.emit(Event::Log, Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));

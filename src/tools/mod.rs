@@ -3,6 +3,7 @@
 //! `bootstrap.lua`; local tool handlers stay Lua functions and run on the calling coroutine.
 
 pub mod catalog;
+pub mod schema;
 
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
