@@ -110,6 +110,15 @@ export type RunErrorKind =
 export interface RunError {
   kind: RunErrorKind;
   message: string;
+  /** The heading of the section (or `# Title` of the H1 pass) the error ended, when one did. */
+  section?: string;
+  /**
+   * 1-based file line: where a `Frontmatter` or `Parse` error is; for an error a block ended with,
+   * the line Lua's message names, else the block's first line.
+   */
+  line?: number;
+  /** 1-based column, for `Frontmatter` and `Parse` errors. */
+  column?: number;
 }
 
 /** The run seed (decimal u64 string) is always reported, so a run can be repeated. */

@@ -102,7 +102,7 @@ test('finish reasons: content-filter and error are Model errors (a filtered repl
   assert.equal((await run(LOOP, model(text('fine', 'other')))).result, 'fine|stop');
   // A reply that is neither an object nor has content.
   const odd = await run(INFER, aiSdkModel(new MockLanguageModelV2({ doGenerate: async () => 'text' })));
-  assert.deepEqual(odd.error, { kind: 'Model', message: 'the AI SDK model answered with something that is not a result object', section: '## Main' });
+  assert.deepEqual(odd.error, { kind: 'Model', message: 'the AI SDK model answered with something that is not a result object', section: '## Main', line: 6 });
   // Tool calls with stop as their reason, input "" and no id.
   const replies = [];
   const mock = new MockLanguageModelV2({ doGenerate: [{ content: [{ type: 'tool-call', toolCallId: '', toolName: 'grab', input: '' }], finishReason: 'stop', usage: usage(1, 1), warnings: [] }, text('after')] });
@@ -132,7 +132,7 @@ test('provider errors: APICallError retried when isRetryable (honouring retry-af
 
   mock = script(apiError(400, 'bad request'), text('never'));
   outcome = await run(INFER, aiSdkModel(mock, { retryDelayMs: 1 }));
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 400: bad request', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 400: bad request', section: '## Main', line: 6 });
   assert.equal(mock.doGenerateCalls.length, 1);
 
   mock = script(apiError(500, 'down'), apiError(500, 'down'), apiError(500, 'down'), text('never'));
@@ -162,7 +162,7 @@ test('the run\'s signal is the call\'s abortSignal; a provider that ignores it, 
   assert.equal(outcome.error.kind, 'Cancelled');
 
   outcome = await run(INFER, aiSdkModel(deaf, { timeoutMs: 100, maxRetries: 1, retryDelayMs: 1 }));
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider did not answer within 100 ms (after 2 attempts)', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider did not answer within 100 ms (after 2 attempts)', section: '## Main', line: 6 });
   assert.equal(deaf.doGenerateCalls.length, 3);
   assert.equal(deaf.doGenerateCalls[2].abortSignal.aborted, true, 'a timed-out attempt is aborted');
 });
@@ -247,7 +247,7 @@ test('streaming: an error after text was reported is final; before any text a re
   const apiError = new APICallError({ message: 'overloaded', url: 'u', requestBodyValues: {}, statusCode: 502 });
   let mock = new MockLanguageModelV2({ doStream: [streamOf([part.text('partial'), { type: 'error', error: { message: 'upstream died' } }]), streamOf([part.text('never')])] });
   let outcome = await run(INFER, aiSdkModel(mock, { stream: true, retryDelayMs: 1 }));
-  assert.deepEqual(outcome.error, { kind: 'Model', message: "the model provider's stream broke off (the model provider answered with an error: upstream died)", section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: "the model provider's stream broke off (the model provider answered with an error: upstream died)", section: '## Main', line: 6 });
   assert.equal(mock.doStreamCalls.length, 1);
 
   const steps = [() => { throw apiError; }, () => streamOf([{ type: 'error', error: { message: 'busy', code: 503 } }]), () => streamOf([part.text('second'), part.finish('stop')])];
@@ -362,6 +362,6 @@ test('openai-compatible over HTTP: a 429 with retry-after-ms is retried, a 400 i
   assert.deepEqual(events.filter((e) => e.event === 'model_retry').map((e) => [e.delay_ms, e.reason]), [[50, 'the model provider answered 429: slow down']]);
   script.push(json(400, { error: { message: 'bad tool schema', type: 'invalid_request_error' } }));
   const outcome = await run(INFER, model);
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 400: bad tool schema', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 400: bad tool schema', section: '## Main', line: 6 });
   assert.equal(requests.length, 3);
 });

@@ -422,6 +422,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
   assert.deepEqual(failing.outcome.error, {
     kind: 'Vfs',
     section: '## B1',
+    line: 6,
     message: "store backend failure: Durable Object store 'w': committing a batch of 1 change failed (SQLITE_FULL: database or disk is full)",
   });
   assert.deepEqual((await dump(server, 'w', 'FAILING')).files, {}, 'the failed batch left nothing');
@@ -437,6 +438,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
   assert.deepEqual(reset.outcome.error, {
     kind: 'Vfs',
     section: '## B3',
+    line: 21,
     message: "store backend failure: Durable Object store 'w': committing a batch of 1 change failed: the Durable Object restarted while the run held the workspace "
       + '(a deploy, an eviction or a crash); the batches committed before are kept (The execution context which hosts this callback is no longer running.)',
   });

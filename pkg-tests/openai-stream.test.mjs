@@ -115,7 +115,7 @@ test('a stream that stalls after its text was reported is a Model error, not ret
     res.write(`data: ${JSON.stringify(chunk({ content: 'stalls' }))}\n\n`); // and then nothing
   }, sse([chunk({ content: 'never' })]));
   const outcome = await engine.run('# T\n\n## Main\n\n```lua\nreturn models.infer("x")\n```\n', { models: { default: openAIChatModel({ baseURL, model: 'small', stream: true, timeoutMs: 150, retryDelayMs: 1 }) } });
-  assert.deepEqual(outcome.error, { kind: 'Model', message: "the model provider's stream broke off (the model provider did not answer within 150 ms)", section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: "the model provider's stream broke off (the model provider did not answer within 150 ms)", section: '## Main', line: 6 });
   assert.equal(requests.length, 1);
   script.length = 0;
 });

@@ -81,7 +81,7 @@ test('a provider error is a Model error with the provider message', async () => 
   // A 500 is retried (maxRetries, default 2), so the message says how many attempts were made.
   const model = openAIChatModel({ baseURL, model: 'broken', retryDelayMs: 1 });
   const outcome = await engine.run('# T\n\n## Main\n\n```lua\nreturn models.infer("hello")\n```\n', { models: { default: model } });
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 500: the model is overloaded (after 3 attempts)', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered 500: the model is overloaded (after 3 attempts)', section: '## Main', line: 6 });
   const once = openAIChatModel({ baseURL, model: 'broken', maxRetries: 0 });
   const caught = await engine.run('# T\n\n## Main\n\n```lua\nlocal ok, e = pcall(models.infer, "hello")\nreturn e.kind .. "|" .. e.message\n```\n', { models: { default: once } });
   assert.equal(caught.result, 'model|the model provider answered 500: the model is overloaded');
@@ -218,7 +218,7 @@ test('refusals and content filtering are Model errors that say so; content-part 
   const model = openAIChatModel({ baseURL, model: 'small' });
   reset(() => [200, { choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] }]);
   let outcome = await engine.run(INFER, { models: { default: model } });
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model refused: I cannot help with that.', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model refused: I cannot help with that.', section: '## Main', line: 6 });
 
   reset(() => [200, { choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: 'content_filter' }] }]);
   outcome = await engine.run('# T\n\n## Main\n\n```lua\nmessages:user("x")\nlocal ok, e = pcall(models.loop)\nreturn e.kind .. "|" .. e.message\n```\n', { models: { default: model } });
@@ -262,7 +262,7 @@ test('model options from the role spec pass through by name; an api-version quer
 test('a 200 with an error body is a Model error with the provider message', async () => {
   reset(() => [200, { error: { message: 'No endpoints found for this model', code: 404 } }]);
   const outcome = await engine.run(INFER, { models: { default: openAIChatModel({ baseURL, model: 'small' }) } });
-  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered with an error: No endpoints found for this model', section: '## Main' });
+  assert.deepEqual(outcome.error, { kind: 'Model', message: 'the model provider answered with an error: No endpoints found for this model', section: '## Main', line: 6 });
   reset(() => [200, { error: { message: 'upstream overloaded', code: 502 } }], ok('second try'));
   const retried = await engine.run(INFER, { models: { default: openAIChatModel({ baseURL, model: 'small', retryDelayMs: 1 }) } });
   assert.equal(retried.result, 'second try');

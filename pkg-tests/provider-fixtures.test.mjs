@@ -69,7 +69,9 @@ async function check(f, model, expect, spec) {
   const outcome = await engine.run(source(f, spec), { models: { default: model }, onEvent: (e) => events.push(e) });
   const where = `${f.file}`;
   if ('result' in expect) assert.equal(outcome.result, expect.result, `${where}: ${JSON.stringify(outcome.error)}`);
-  if (expect.error) assert.deepEqual(outcome.error, { section: '## Main', ...expect.error }, where);
+  // The error carries the line of the block it ended (the first code line after the fence).
+  const blockLine = source(f, spec).split('\n').indexOf('```lua') + 2;
+  if (expect.error) assert.deepEqual(outcome.error, { section: '## Main', line: blockLine, ...expect.error }, where);
   if (expect.errorMatch) {
     assert.equal(outcome.error?.kind, 'Model', `${where}: ${JSON.stringify(outcome)}`);
     assert.match(outcome.error.message, new RegExp(expect.errorMatch), where);

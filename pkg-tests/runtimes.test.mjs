@@ -23,9 +23,6 @@ test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }
   const site = await serve(ROOT);
   t.after(site.close);
   const profile = mkdtempSync(join(tmpdir(), 'runvil-chromium-'));
-  // Chromium's helper processes may still be writing into the profile as the browser closes:
-  // retry the removal instead of failing the test on a cleanup race.
-  t.after(() => rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   // A fresh profile per run (playwright passes it as --user-data-dir).
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -33,7 +30,12 @@ test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  t.after(() => context.close());
+  // One hook, so the profile goes only after the browser closed; its helper processes may still
+  // be writing into it as they exit, so the removal retries.
+  t.after(async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  });
   const page = context.pages()[0] ?? await context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));

@@ -101,7 +101,8 @@ impl ErrKind {
 pub struct RunError {
     pub kind: RunErrorKind,
     pub message: String,
-    /// 1-based file position, for `Frontmatter` and `Parse` errors.
+    /// 1-based file position: where `Frontmatter` and `Parse` errors are, and the line of the block
+    /// (or the line Lua named) for errors a block ended with.
     pub line: Option<usize>,
     pub column: Option<usize>,
     /// The heading of the section (or `# Title` of the H1 pass) the error ended, if any.
@@ -128,6 +129,20 @@ impl RunError {
     pub fn in_section(mut self, heading: &str) -> Self {
         if self.section.is_none() {
             self.section = Some(heading.to_string());
+        }
+        self
+    }
+
+    /// Gives an error a block ended with its file line, if it has none: the line Lua's message
+    /// names (`## Main:9: boom`, the chunk being named after `heading`), else the block's first
+    /// line (an Engine error: a store refusal, a substitution failure, the result's type).
+    pub fn in_block(mut self, heading: &str, block_line: usize) -> Self {
+        if self.line.is_none() {
+            let named = self.message.strip_prefix(heading).and_then(|rest| rest.strip_prefix(':')).and_then(|rest| {
+                let digits = rest.find(|c: char| !c.is_ascii_digit()).filter(|&n| n > 0 && rest[n..].starts_with(':'))?;
+                rest[..digits].parse().ok()
+            });
+            self.line = Some(named.unwrap_or(block_line));
         }
         self
     }

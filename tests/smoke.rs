@@ -19,3 +19,14 @@ fn a_log_line_may_hold_tabs_and_newlines_but_no_other_control_character() {
     let e = error(&prompt("```lua\nlog('a\\rb')\n```\n"), "");
     assert!(e.message.contains("log message contains the control character U+000D"), "{}", e.message);
 }
+
+#[test]
+fn errors_a_block_ends_with_carry_its_line() {
+    let src = "# T\n\n## Main\n\nSome prose.\n\n```lua\nlocal x = 1\nerror('boom')\n```\n\n## Next\n\n```lua\nstore.write('', 'x')\n```\n";
+    let e = error(src, "");
+    assert_eq!((e.message.as_str(), e.line, e.section.as_deref()), ("## Main:9: boom", Some(9), Some("## Main")));
+    let e = error(&src.replace("error('boom')", "local y = 2"), "");
+    assert_eq!((e.message.as_str(), e.line, e.section.as_deref()), ("invalid path \"\": path is empty", Some(15), Some("## Next")));
+    let e = error("# T\n\n## A\n\n```lua\nreturn {}\n```\n", "");
+    assert_eq!((e.message.as_str(), e.line), ("cannot return a table as a result", Some(6)));
+}

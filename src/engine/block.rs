@@ -174,7 +174,8 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     let vm = prepare_vm(ctx).await?;
     for block in &body.blocks {
         *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
-        let values = match run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await? {
+        let heading = ctx.heading();
+        let values = match run_chunk(ctx, &vm, &block.lua, &heading).await.map_err(|e| e.in_block(&heading, block.lua.line))? {
             Flow::Values(values) => values,
             Flow::Jump(target) => {
                 if ctx.is_h1() {
@@ -183,7 +184,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
                 return Ok(EntryEnd::Jumped(target));
             }
         };
-        if let Some(result) = returned(&vm, &values)? {
+        if let Some(result) = returned(&vm, &values).map_err(|e| e.in_block(&heading, block.lua.line))? {
             return Ok(EntryEnd::Returned(result));
         }
     }

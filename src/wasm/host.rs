@@ -9,6 +9,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use super::options::{run_option, RunKey};
 use super::{from_js, get, to_js};
 use crate::host::{Host, ModelRequest, PackSpec, ToolSpec, Unavailable};
 use crate::tools::Record;
@@ -45,7 +46,7 @@ pub struct JsHost {
 
 impl JsHost {
     pub fn new(options: &JsValue) -> Self {
-        let signal = get(options, "signal");
+        let signal = run_option(options, RunKey::Signal);
         let aborted = (!signal.is_undefined()).then(|| {
             let target = signal.clone();
             Promise::new(&mut |resolve, _| {
@@ -60,7 +61,7 @@ impl JsHost {
                 }
             })
         });
-        let conversations = get(options, "conversations");
+        let conversations = run_option(options, RunKey::Conversations);
         let request_fn: Option<Function> = get(&conversations, "request").dyn_into().ok();
         let end_fn: Option<Function> = get(&conversations, "end").dyn_into().ok();
         JsHost {
@@ -68,14 +69,14 @@ impl JsHost {
             request_fn,
             end_fn,
             shipped: RefCell::new(Vec::new()),
-            on_event: get(options, "onEvent").dyn_into().ok(),
+            on_event: run_option(options, RunKey::OnEvent).dyn_into().ok(),
             signal,
             aborted,
-            yield_now: get(options, "yieldNow").dyn_into().ok(),
-            models: get(options, "models"),
+            yield_now: run_option(options, RunKey::YieldNow).dyn_into().ok(),
+            models: run_option(options, RunKey::Models),
             bound: RefCell::new(Vec::new()),
             packs: {
-                let packs = get(options, "packs");
+                let packs = run_option(options, RunKey::Packs);
                 if js_sys::Array::is_array(&packs) {
                     js_sys::Array::from(&packs).iter().collect()
                 } else {

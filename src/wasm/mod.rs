@@ -3,6 +3,7 @@
 //! object (docs/bridge.md). It never rejects for a prompt's own failure.
 
 mod host;
+mod options;
 mod store;
 mod wasi_shim;
 
@@ -14,6 +15,7 @@ use wasm_bindgen::prelude::*;
 use crate::engine::{LimitOverrides, RunOptions, Ui};
 use crate::error::RunError;
 use host::JsHost;
+use options::{run_option, LimitKey, RunKey, UiKey};
 
 extern "C" {
     fn __wasm_call_ctors();
@@ -35,7 +37,7 @@ pub fn engine_version() -> String {
 #[wasm_bindgen(js_name = runPrompt)]
 pub fn run_prompt(source: String, options: JsValue) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
-        let seed_text = get(&options, "seed").as_string().unwrap_or_default();
+        let seed_text = run_option(&options, RunKey::Seed).as_string().unwrap_or_default();
         let outcome = match seed_text.parse::<u64>() {
             Err(_) => failure_outcome(
                 &RunError::new(crate::error::RunErrorKind::Parse, format!("invalid seed {seed_text:?}: expected a decimal u64")),
@@ -43,12 +45,12 @@ pub fn run_prompt(source: String, options: JsValue) -> Promise {
             ),
             Ok(seed) => {
                 let run_options = RunOptions {
-                    args: get(&options, "args").as_string().unwrap_or_default(),
+                    args: run_option(&options, RunKey::Args).as_string().unwrap_or_default(),
                     seed,
-                    limits: limits(&get(&options, "limits")),
-                    ui: ui(&get(&options, "ui")),
+                    limits: limits(&run_option(&options, RunKey::Limits)),
+                    ui: ui(&run_option(&options, RunKey::Ui)),
                     store: {
-                        let s = get(&options, "store");
+                        let s = run_option(&options, RunKey::Store);
                         (!s.is_undefined()).then(|| Rc::new(store::JsBackend::new(s)) as Rc<dyn crate::store::Backend>)
                     },
                 };
@@ -101,21 +103,21 @@ pub(crate) fn from_js(value: &JsValue) -> Option<Json> {
 }
 
 fn limits(v: &JsValue) -> LimitOverrides {
-    let num = |k: &str| get(v, k).as_f64().filter(|n| n.is_finite() && *n >= 0.0);
+    let num = |k: LimitKey| get(v, k.key()).as_f64().filter(|n| n.is_finite() && *n >= 0.0);
     LimitOverrides {
-        instructions: num("instructions").map(|n| n as u64),
-        memory_bytes: num("memoryBytes").map(|n| n as usize),
-        max_tool_iterations: num("maxToolIterations").map(|n| n as u64),
-        fanout_concurrency: num("fanoutConcurrency").map(|n| n as u64),
-        section_entries: num("sectionEntries").map(|n| n as u64),
+        instructions: num(LimitKey::Instructions).map(|n| n as u64),
+        memory_bytes: num(LimitKey::MemoryBytes).map(|n| n as usize),
+        max_tool_iterations: num(LimitKey::MaxToolIterations).map(|n| n as u64),
+        fanout_concurrency: num(LimitKey::FanoutConcurrency).map(|n| n as u64),
+        section_entries: num(LimitKey::SectionEntries).map(|n| n as u64),
     }
 }
 
 fn ui(v: &JsValue) -> Ui {
     let default = Ui::default();
     Ui {
-        kind: get(v, "kind").as_string().unwrap_or(default.kind),
-        interactive: get(v, "interactive").as_bool().unwrap_or(default.interactive),
+        kind: get(v, UiKey::Kind.key()).as_string().unwrap_or(default.kind),
+        interactive: get(v, UiKey::Interactive.key()).as_bool().unwrap_or(default.interactive),
     }
 }
 
