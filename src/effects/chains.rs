@@ -16,7 +16,7 @@ use super::context::{Chain, EntryCtx, Identity, RunShared, MAX_DEPTH};
 use super::events::Event;
 use super::memory::{json_size, Held, Meter};
 use super::tasks::{first_finished, Starter, Task, TaskEnd};
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::prompt::Prompt;
 
 /// argv for an argument string (`001`, "When argv is nil"): without `args:` the implicit
@@ -189,11 +189,11 @@ pub fn error_value(e: &RunError) -> Json {
         Some(v) => (**v).clone(),
         None => {
             let kind = match e.kind {
-                RunErrorKind::Tool => ErrKind::Tool,
-                RunErrorKind::Model => ErrKind::Model,
-                RunErrorKind::Vfs => ErrKind::Store,
-                RunErrorKind::Cancelled => ErrKind::Cancelled,
-                _ => ErrKind::Lua,
+                RunErrorKind::Tool => ErrorValueKind::Tool,
+                RunErrorKind::Model => ErrorValueKind::Model,
+                RunErrorKind::Vfs => ErrorValueKind::Store,
+                RunErrorKind::Cancelled => ErrorValueKind::Cancelled,
+                _ => ErrorValueKind::Lua,
             };
             crate::obj!({ "kind": kind.as_str(), "message": e.message })
         }
@@ -218,7 +218,7 @@ pub fn delivered(task: &Task) -> Delivered {
             ok: false,
             text: String::new(),
             item: task.item.clone(),
-            exhausted: e.value_kind() == Some(ErrKind::RoundCap),
+            exhausted: e.value_kind() == Some(ErrorValueKind::RoundCap),
             error: Some(error_value(e)),
             running: false,
         },
@@ -230,7 +230,7 @@ pub fn delivered(task: &Task) -> Delivered {
 pub fn is_hard(end: &TaskEnd) -> bool {
     match &end.outcome {
         Ok(_) => false,
-        Err(e) => e.value_kind() != Some(ErrKind::RoundCap),
+        Err(e) => e.value_kind() != Some(ErrorValueKind::RoundCap),
     }
 }
 

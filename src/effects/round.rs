@@ -13,7 +13,7 @@ use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::host::ModelRequest;
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
@@ -87,9 +87,9 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
     if c.messages.borrow().is_empty() {
         return Err(Refusal::lua("models.loop needs a message to answer: add one with messages:user(text) first"));
     }
-    let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrKind::Model, m))?;
+    let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrorValueKind::Model, m))?;
     if !c.run.host.has_model(&role, &models::spec_of(c, &role)) {
-        return Err(Refusal::new(ErrKind::Model, format!("no model is bound to the role {role}")));
+        return Err(Refusal::new(ErrorValueKind::Model, format!("no model is bound to the role {role}")));
     }
     if c.scope.borrow().rendered.is_none() {
         let name = c.section_name().to_string();
@@ -105,9 +105,12 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
 pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let cap = ctx.run.limits.max_tool_iterations;
     if ctx.round.borrow().rounds >= cap {
-        return Err(Refusal::new(ErrKind::RoundCap, format!("models.loop reached its round cap of {cap} rounds without a final reply")));
+        return Err(Refusal::new(
+            ErrorValueKind::RoundCap,
+            format!("models.loop reached its round cap of {cap} rounds without a final reply"),
+        ));
     }
-    let model_error = |m: String| Refusal::new(ErrKind::Model, m);
+    let model_error = |m: String| Refusal::new(ErrorValueKind::Model, m);
     let role = models::resolve_role(ctx).map_err(model_error)?;
     let spec = models::spec_of(ctx, &role);
     let turn = {
@@ -174,7 +177,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
                     ""
                 };
                 let message = format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name);
-                return Err(Refusal::new(ErrKind::OutOfScopeTool, message).naming(&call.name));
+                return Err(Refusal::new(ErrorValueKind::OutOfScopeTool, message).naming(&call.name));
             }
         }
     }
@@ -256,7 +259,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
     if let Some((builtin, arguments)) = builtin {
         let text = task_builtins::run(ctx, builtin, &arguments).await;
         if let Some(stop) = ctx.run.stop.borrow().clone() {
-            return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+            return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
         }
         ctx.round.borrow_mut().results[index] = Some(text);
         return Ok(index + 1);
@@ -278,7 +281,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         batch.iter().map(|(_, call, idx)| call_catalog(ctx, *idx, &call.name, call.arguments.clone(), &call.id, turn, Caller::Model));
     let outcomes = join_all(runs).await;
     if let Some(stop) = ctx.run.stop.borrow().clone() {
-        return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+        return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
     }
     let mut r = ctx.round.borrow_mut();
     for ((k, _, _), outcome) in batch.iter().zip(outcomes) {

@@ -7,7 +7,7 @@ use serde_json::{json, Value as Json};
 use super::context::EntryCtx;
 use super::Refusal;
 use crate::effects::events::Event;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::tools::schema::{self, Required};
 
 /// Who asked for a call (the `caller` a Pack tool sees).
@@ -108,10 +108,10 @@ pub async fn script_call(ctx: &EntryCtx, idx: usize, used: &str, args: Json) -> 
     match call_catalog(ctx, idx, used, args, "", turn, Caller::Script).await {
         Ok((text, _)) if ctx.run.catalog.tools[idx].spec.structured => match crate::json_text::parse_str(&text) {
             Ok(j) => Ok(ScriptAnswer::Data(j)),
-            Err(e) => Err(Refusal::new(ErrKind::Tool, format!("structured tool {used:?} returned invalid JSON: {e}"))),
+            Err(e) => Err(Refusal::new(ErrorValueKind::Tool, format!("structured tool {used:?} returned invalid JSON: {e}"))),
         },
         Ok((text, _)) => Ok(ScriptAnswer::Text(text)),
-        Err(msg) => Err(Refusal::new(ErrKind::Tool, format!("tool call failure: {msg}"))),
+        Err(msg) => Err(Refusal::new(ErrorValueKind::Tool, format!("tool call failure: {msg}"))),
     }
 }
 

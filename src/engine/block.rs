@@ -17,7 +17,7 @@ use std::task::Poll;
 use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunShared};
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
-use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
 use crate::lua::{self, values, Vm};
 use crate::prompt::{Body, LuaSource};
 
@@ -301,7 +301,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
                 return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.
-            let kind = ErrKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrKind::run_kind);
+            let kind = ErrorValueKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrorValueKind::run_kind);
             let mut e = RunError::new(kind, message);
             // The value itself travels on, so a caller, joiner or fanout sees the same error.
             e.value = values::to_json(&err, &vm.marks).ok().map(Box::new);

@@ -11,7 +11,7 @@ use super::values::{self, fail, ok, Answer, Marks};
 use crate::effects::chains::{self, ChainStart, Delivered, Worker};
 use crate::effects::context::{EntryCtx, ProseSlot};
 use crate::effects::tasks::{first_finished, Starter, Task};
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 
 /// Resolves a heading reference among the sections visible from the entry (`what` names the
 /// function in the not-found message).
@@ -29,21 +29,21 @@ pub fn jump(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     if ctx.loading_shared() {
         let message = "jump is not available during shared library load";
         ctx.run.stop_with(RunError::new(RunErrorKind::Lua, message).in_section(&ctx.heading()));
-        return fail(lua, ErrKind::Lua, message);
+        return fail(lua, ErrorValueKind::Lua, message);
     }
     if ctx.scope.borrow().handler_depth > 0 {
         return fail(
             lua,
-            ErrKind::Lua,
+            ErrorValueKind::Lua,
             "jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns",
         );
     }
     match target(ctx, "jump", reference) {
         Ok(i) => {
             ctx.jump_to.set(Some(i));
-            fail(lua, ErrKind::Lua, "jump")
+            fail(lua, ErrorValueKind::Lua, "jump")
         }
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -53,14 +53,14 @@ pub fn require_find(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     let ctx = &env.ctx;
     let i = match target(ctx, "require", reference) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let section = &ctx.run.prompt.sections[i];
     let chunks = lua.create_table()?;
     for (n, block) in section.body.blocks.iter().enumerate() {
         let f = match super::load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
             Ok(f) => f,
-            Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrKind::Lua, message),
+            Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrorValueKind::Lua, message),
             Err(e) => return Err(e),
         };
         let pair = lua.create_table()?;
@@ -105,7 +105,7 @@ fn input_arg(lua: &Lua, what: &str, v: &Value) -> Result<Option<String>, String>
 /// error is raised at the caller as the same error value.
 fn chain_failure(lua: &Lua, ctx: &EntryCtx, e: &RunError) -> Answer {
     if ctx.run.stopped() {
-        return fail(lua, ErrKind::Cancelled, e.message.clone());
+        return fail(lua, ErrorValueKind::Cancelled, e.message.clone());
     }
     raise_value(lua, &chains::error_value(e))
 }
@@ -133,11 +133,11 @@ fn marks_of(lua: &Lua) -> mlua::Result<Marks> {
 pub async fn call(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let section = match target(ctx, "call", &a.get(0)) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let input = match input_arg(lua, "call's input", &a.get(1)) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match chains::call(ctx, section, input).await {
         Ok(result) => ok(lua, result),
@@ -150,29 +150,31 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
     let ctx = &env.ctx;
     let section = match target(ctx, "tasks.spawn", reference) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let (input, item) = match opts {
         Value::Nil => (None, None),
         Value::Table(t) => {
             let input = match input_arg(lua, "tasks.spawn's opts.input", &t.raw_get("input")?) {
                 Ok(i) => i,
-                Err(m) => return fail(lua, ErrKind::Lua, m),
+                Err(m) => return fail(lua, ErrorValueKind::Lua, m),
             };
             let item = match t.raw_get::<Value>("item")? {
                 Value::Nil => None,
                 v => match values::to_json(&v, &env.marks) {
                     Ok(j) => Some(j),
-                    Err(e) => return fail(lua, ErrKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe())),
+                    Err(e) => {
+                        return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe()))
+                    }
                 },
             };
             (input, item)
         }
-        other => return fail(lua, ErrKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
+        other => return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
     };
     match chains::spawn(ctx, section, ChainStart { input, item, index: None, worker: None }, Starter::Spawn) {
         Ok(task) => ok(lua, (task.id.clone(), chains::target(&ctx.run, &task))),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -222,7 +224,7 @@ fn results(lua: &Lua, tasks: &[Rc<Task>]) -> Answer {
 pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let tasks = match tasks_of(ctx, &a.get(0)) {
         Ok(t) => t,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let timeout = match a.get(1) {
         Value::Nil => None,
@@ -231,7 +233,7 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
         other => {
             return fail(
                 lua,
-                ErrKind::Lua,
+                ErrorValueKind::Lua,
                 format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other)),
             )
         }
@@ -260,8 +262,8 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
 pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let tasks = match tasks_of(ctx, &a.get(0)) {
         Ok(t) if !t.is_empty() => t,
-        Ok(_) => return fail(lua, ErrKind::Lua, "tasks.join_any takes a non-empty list of task handles"),
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Ok(_) => return fail(lua, ErrorValueKind::Lua, "tasks.join_any takes a non-empty list of task handles"),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let i = first_finished(&tasks).await;
     chains::join(&ctx.chain.identity, &tasks[i]);
@@ -273,7 +275,7 @@ pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
 pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
     match task_by_id(&env.ctx, id) {
         Ok(t) => ok(lua, t.status().as_str()),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -281,7 +283,7 @@ pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
 pub fn cancel(lua: &Lua, env: &Env, id: &Value) -> Answer {
     match task_by_id(&env.ctx, id) {
         Ok(t) => ok(lua, chains::cancel(&env.ctx.run, &t)),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -351,12 +353,12 @@ pub async fn fanout(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let marks = marks_of(lua)?;
     let worker = match worker(lua, ctx, &a.get(0)) {
         Ok(w) => w,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let members = match members(&marks, &a.get(1)) {
-        Ok(m) if m.is_empty() => return fail(lua, ErrKind::Lua, "tasks.fanout: the collection is empty (no work is likely a bug)"),
+        Ok(m) if m.is_empty() => return fail(lua, ErrorValueKind::Lua, "tasks.fanout: the collection is empty (no work is likely a bug)"),
         Ok(m) => m,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match chains::fanout(ctx, worker, members).await {
         Ok(tasks) => results(lua, &tasks),

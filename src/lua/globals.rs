@@ -13,7 +13,7 @@ use super::values::{self, fail, ok, Answer, Marks, ProxyShims};
 use crate::effects::context::EntryCtx;
 use crate::effects::events::Event;
 use crate::effects::models;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::subst::{self, Global, Resolver};
 use crate::time;
 
@@ -61,7 +61,7 @@ fn root_cause(mut e: &mlua::Error) -> &mlua::Error {
 /// Engine pcall hands prompts an error value with `kind` and `message` like every other.
 pub fn error_parts(lua: &Lua, err: &Value) -> Answer {
     match mlua_error_message(err) {
-        Some(message) => (ErrKind::Lua.as_str(), message).into_lua_multi(lua),
+        Some(message) => (ErrorValueKind::Lua.as_str(), message).into_lua_multi(lua),
         None => Ok(MultiValue::new()),
     }
 }
@@ -87,7 +87,7 @@ pub fn sys_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
     let name = values::key_text(key);
     match sys_field(&env.ctx, &name) {
         Some(j) => ok(lua, values::to_lua(lua, &j, &env.marks)?),
-        None => fail(lua, ErrKind::Lua, format!("unknown sys field '{name}'")),
+        None => fail(lua, ErrorValueKind::Lua, format!("unknown sys field '{name}'")),
     }
 }
 
@@ -96,7 +96,7 @@ pub fn ui_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
     match values::key_text(key).as_str() {
         "kind" => ok(lua, ui.kind.as_str()),
         "interactive" => ok(lua, ui.interactive),
-        other => fail(lua, ErrKind::Lua, format!("unknown ui field '{other}'")),
+        other => fail(lua, ErrorValueKind::Lua, format!("unknown ui field '{other}'")),
     }
 }
 
@@ -135,13 +135,13 @@ pub fn json_array(lua: &Lua, env: &Env, items: MultiValue) -> Answer {
 pub fn json_encode(lua: &Lua, env: &Env, v: &Value) -> Answer {
     match values::to_json(v, &env.marks) {
         Ok(j) => ok(lua, j.to_string()),
-        Err(e) => fail(lua, ErrKind::Lua, format!("json.encode: {}", e.describe())),
+        Err(e) => fail(lua, ErrorValueKind::Lua, format!("json.encode: {}", e.describe())),
     }
 }
 
 /// Compiles a Pack prelude's source in the environment bootstrap.lua made for it.
 pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answer {
-    let Value::String(source) = source else { return fail(lua, ErrKind::Lua, "a prelude must be Lua source text") };
+    let Value::String(source) = source else { return fail(lua, ErrorValueKind::Lua, "a prelude must be Lua source text") };
     let compiled = lua
         .load(source.as_bytes().to_vec())
         .set_name(format!("=pack:{}", values::key_text(id)))
@@ -150,8 +150,8 @@ pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answe
         .into_function();
     match compiled {
         Ok(f) => ok(lua, f),
-        Err(mlua::Error::SyntaxError { message, .. }) => fail(lua, ErrKind::Lua, message),
-        Err(e) => fail(lua, ErrKind::Lua, e.to_string()),
+        Err(mlua::Error::SyntaxError { message, .. }) => fail(lua, ErrorValueKind::Lua, message),
+        Err(e) => fail(lua, ErrorValueKind::Lua, e.to_string()),
     }
 }
 
@@ -192,11 +192,11 @@ pub fn prelude_loading(env: &Env, loading: &Value) -> Answer {
 pub fn select_role(lua: &Lua, env: &Env, role: &Value, default: bool) -> Answer {
     let Value::String(s) = role else {
         let call = if default { "models.default" } else { "models.use" };
-        return fail(lua, ErrKind::Lua, format!("{call} takes a role label, got {}", role.type_name()));
+        return fail(lua, ErrorValueKind::Lua, format!("{call} takes a role label, got {}", role.type_name()));
     };
     match models::select_role(&env.ctx, s.to_string_lossy(), default) {
         Ok(()) => ok(lua, ()),
-        Err(msg) => fail(lua, ErrKind::Lua, msg),
+        Err(msg) => fail(lua, ErrorValueKind::Lua, msg),
     }
 }
 
@@ -241,11 +241,11 @@ pub fn argv_frozen(lua: &Lua, env: &Env, shims: &Value) -> Answer {
 pub fn json_decode(lua: &Lua, env: &Env, v: &Value) -> Answer {
     let m = &env.marks;
     let Value::String(s) = v else {
-        return fail(lua, ErrKind::Lua, format!("json.decode takes a string, got {}", v.type_name()));
+        return fail(lua, ErrorValueKind::Lua, format!("json.decode takes a string, got {}", v.type_name()));
     };
     match crate::json_text::parse(&s.as_bytes()) {
         Ok(j) => ok(lua, values::to_lua(lua, &j, m)?),
-        Err(e) => fail(lua, ErrKind::Lua, format!("json.decode: invalid JSON: {e}")),
+        Err(e) => fail(lua, ErrorValueKind::Lua, format!("json.decode: invalid JSON: {e}")),
     }
 }
 
@@ -257,7 +257,7 @@ pub fn untrusted(lua: &Lua, env: &Env, v: &Value) -> Answer {
             Some(s) => s.to_string_lossy(),
             None => String::new(),
         },
-        other => return fail(lua, ErrKind::Lua, format!("untrusted takes a string, got {}", other.type_name())),
+        other => return fail(lua, ErrorValueKind::Lua, format!("untrusted takes a string, got {}", other.type_name())),
     };
     ok(lua, crate::untrusted::envelope(&text, &c.run.nonce))
 }
@@ -268,7 +268,7 @@ pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
         Some(Value::String(s)) => s.to_string_lossy(),
         other => {
             let t = other.map(|v| v.type_name()).unwrap_or("nil");
-            return fail(lua, ErrKind::Lua, format!("models.infer takes a prompt string, got {t}"));
+            return fail(lua, ErrorValueKind::Lua, format!("models.infer takes a prompt string, got {t}"));
         }
     };
     let role = match args.0.get(1) {
@@ -277,7 +277,7 @@ pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
     };
     match models::infer(ctx, text, role).await {
         Ok(text) => ok(lua, text),
-        Err(msg) => fail(lua, ErrKind::Model, msg),
+        Err(msg) => fail(lua, ErrorValueKind::Model, msg),
     }
 }
 
@@ -317,21 +317,21 @@ pub fn prompt_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
             let headings: Vec<Json> = p.sections.iter().map(|s| Json::from(s.heading.clone())).collect();
             ok(lua, values::to_lua(lua, &Json::Array(headings), marks)?)
         }
-        other => fail(lua, ErrKind::Lua, format!("unknown prompt field '{other}'")),
+        other => fail(lua, ErrorValueKind::Lua, format!("unknown prompt field '{other}'")),
     }
 }
 
 pub fn prompt_list(lua: &Lua, env: &Env, heading: &Value) -> Answer {
     let (ctx, marks) = (&env.ctx, &env.marks);
     let Value::String(h) = heading else {
-        return fail(lua, ErrKind::Lua, format!("prompt.list takes a section heading, got {}", heading.type_name()));
+        return fail(lua, ErrorValueKind::Lua, format!("prompt.list takes a section heading, got {}", heading.type_name()));
     };
     let p = &ctx.run.prompt;
     match p.resolve(ctx.section, &h.to_string_lossy()) {
-        Err(msg) => fail(lua, ErrKind::Lua, format!("prompt.list: {msg}")),
+        Err(msg) => fail(lua, ErrorValueKind::Lua, format!("prompt.list: {msg}")),
         Ok(i) => match &p.sections[i].list {
             Some(items) => ok(lua, values::to_lua(lua, &Json::from(items.clone()), marks)?),
-            None => fail(lua, ErrKind::Lua, format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
+            None => fail(lua, ErrorValueKind::Lua, format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
         },
     }
 }
@@ -339,17 +339,17 @@ pub fn prompt_list(lua: &Lua, env: &Env, heading: &Value) -> Answer {
 pub fn log(lua: &Lua, env: &Env, message: &Value) -> Answer {
     let ctx = &env.ctx;
     let Value::String(s) = message else {
-        return fail(lua, ErrKind::Lua, format!("log takes a message string, got {}", message.type_name()));
+        return fail(lua, ErrorValueKind::Lua, format!("log takes a message string, got {}", message.type_name()));
     };
     let Ok(text) = s.to_str() else {
-        return fail(lua, ErrKind::Lua, "log message is not valid UTF-8");
+        return fail(lua, ErrorValueKind::Lua, "log message is not valid UTF-8");
     };
     let text = text.to_string();
     if text.chars().count() > LOG_MAX_CHARS {
-        return fail(lua, ErrKind::Lua, format!("log message is longer than {LOG_MAX_CHARS} characters"));
+        return fail(lua, ErrorValueKind::Lua, format!("log message is longer than {LOG_MAX_CHARS} characters"));
     }
     if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n' && c != '\t') {
-        return fail(lua, ErrKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
+        return fail(lua, ErrorValueKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
     }
     ctx.run.emit(Event::Log, Some(ctx.section_name()), crate::obj!({ "id": ctx.id, "message": text }));
     ok(lua, ())
@@ -369,7 +369,7 @@ pub fn read_prose(lua: &Lua, env: &Env) -> Answer {
             ctx.prose.borrow_mut().rendered = Some(text.clone());
             ok(lua, text)
         }
-        Err(e) => fail(lua, ErrKind::Lua, e.to_string()),
+        Err(e) => fail(lua, ErrorValueKind::Lua, e.to_string()),
     }
 }
 

@@ -11,7 +11,7 @@ use super::ops::{self, Args, Env, RustFn};
 use super::values::{self, fail, ok, Answer, JsonHandle};
 use crate::effects::context::EntryCtx;
 use crate::effects::models::{self, RoleRef};
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::tools::Record;
 
 #[derive(Debug, Clone)]
@@ -233,9 +233,9 @@ pub fn model_handle(lua: &Lua, env: &Env, role: &Value, infer: &Value) -> Answer
                     }
                     ok(lua, lua.create_userdata(Handle::Model(r))?)
                 }
-                None => fail(lua, ErrKind::Lua, format!("models.get: no model role {label} is declared under models:")),
+                None => fail(lua, ErrorValueKind::Lua, format!("models.get: no model role {label} is declared under models:")),
             }
         }
-        other => fail(lua, ErrKind::Lua, format!("models.get takes a role label, got {}", values::lua_type(other))),
+        other => fail(lua, ErrorValueKind::Lua, format!("models.get takes a role label, got {}", values::lua_type(other))),
     }
 }

@@ -18,7 +18,7 @@ use super::chunks::Chunk;
 use super::values::{self, fail, Answer, Marks, ProxyShims};
 use super::{control_api, globals, handles, loop_api, store_api, tools_api};
 use crate::effects::context::EntryCtx;
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::store::StoreOp;
 
 /// What every Engine function of one VM works with.
@@ -346,7 +346,7 @@ fn load_part(lua: &Lua, name: &Value) -> Answer {
     };
     match part {
         Some(part) => values::ok(lua, part.load(lua)?),
-        None => fail(lua, ErrKind::Lua, format!("no Engine part named {}", values::key_text(name))),
+        None => fail(lua, ErrorValueKind::Lua, format!("no Engine part named {}", values::key_text(name))),
     }
 }
 
@@ -357,7 +357,7 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
     };
     let a = Args(args);
     if ctx.loading_prelude.get() && op.store_op().is_none() {
-        return fail(&lua, ErrKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
+        return fail(&lua, ErrorValueKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
     }
     let work: LocalBoxFuture<'_, Answer> = match op.store_op() {
         Some(store_op) => Box::pin(store_api::call(&lua, &ctx, store_op, a)),
@@ -377,7 +377,7 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
         answer = work.fuse() => answer,
         _ = cancelled.fuse() => {
             ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-            fail(&lua, ErrKind::Cancelled, "the run was cancelled")
+            fail(&lua, ErrorValueKind::Cancelled, "the run was cancelled")
         }
     }
 }

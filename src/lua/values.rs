@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::handles::Handle;
 use crate::effects::memory::{self, json_size, member_size, Held};
 use crate::effects::Refusal;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 
 /// Why a Lua value is not JSON data.
 #[derive(Debug, Clone, PartialEq)]
@@ -343,7 +343,7 @@ fn internalize(lua: &Lua, mv: &mut MultiValue) -> mlua::Result<()> {
 }
 
 /// The check convention's failure: bootstrap.lua raises an error value of this kind.
-pub fn fail(lua: &Lua, kind: ErrKind, message: impl AsRef<str>) -> Answer {
+pub fn fail(lua: &Lua, kind: ErrorValueKind, message: impl AsRef<str>) -> Answer {
     (false, kind.as_str(), message.as_ref()).into_lua_multi(lua)
 }
 
@@ -478,11 +478,11 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
         other => other.type_name().to_string(),
     };
     match h.access {
-        Access::FrozenArgv => return fail(lua, ErrKind::Lua, format!("argv is frozen after the H1 pass; cannot set '{}'", k())),
+        Access::FrozenArgv => return fail(lua, ErrorValueKind::Lua, format!("argv is frozen after the H1 pass; cannot set '{}'", k())),
         Access::PreludeVar => {
             let place = if h.path.is_empty() { "var".to_string() } else { h.describe(None) };
             let suffix = if h.path.is_empty() { " inside a Pack prelude" } else { "" };
-            return fail(lua, ErrKind::Lua, format!("{place} is read-only{suffix}; cannot set '{}'", k()));
+            return fail(lua, ErrorValueKind::Lua, format!("{place} is read-only{suffix}; cannot set '{}'", k()));
         }
         Access::Var => {}
     }
@@ -491,14 +491,14 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
     // applied with the write, so a refused write leaves the container as it was.
     let retyped = if value.is_nil() { None } else { h.value().and_then(|here| retype_empty(&here, key)) };
     let Some(step) = h.value().map(|here| step_for(retyped.as_ref().unwrap_or(&here), key)) else {
-        return fail(lua, ErrKind::Lua, format!("{} no longer exists in var", h.describe(None)));
+        return fail(lua, ErrorValueKind::Lua, format!("{} no longer exists in var", h.describe(None)));
     };
     let step = match step {
         Ok(Some(step)) => step,
         Ok(None) => {
-            return fail(lua, ErrKind::Lua, format!("{} is an array: its keys are integers from 1", h.describe(None)));
+            return fail(lua, ErrorValueKind::Lua, format!("{} is an array: its keys are integers from 1", h.describe(None)));
         }
-        Err(e) => return fail(lua, ErrKind::Lua, format!("{}: {e}", h.describe(None))),
+        Err(e) => return fail(lua, ErrorValueKind::Lua, format!("{}: {e}", h.describe(None))),
     };
     let new = if value.is_nil() {
         None
@@ -508,7 +508,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
             Err(e) => {
                 return fail(
                     lua,
-                    ErrKind::Lua,
+                    ErrorValueKind::Lua,
                     format!("var holds JSON data only: cannot set {}: {}", h.describe(Some(&step)), e.describe()),
                 );
             }
@@ -517,14 +517,14 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
     let place = h.describe(Some(&step));
     let delta = match h.value().map(|here| write_delta(retyped.as_ref().unwrap_or(&here), &step, new.as_ref(), &place)) {
         None => return ok(lua, ()),
-        Some(Err(e)) => return fail(lua, ErrKind::Lua, e),
+        Some(Err(e)) => return fail(lua, ErrorValueKind::Lua, e),
         Some(Ok(delta)) => delta,
     };
     if delta != 0 {
         // A bare state (no entry, as in unit tests) charges nothing.
         if let Some(ctx) = super::entry_of(lua) {
             if let Err(message) = memory::hold(&ctx, Held::Var, delta) {
-                return fail(lua, ErrKind::Lua, message);
+                return fail(lua, ErrorValueKind::Lua, message);
             }
         }
     }
@@ -649,7 +649,7 @@ pub fn proxy_next(lua: &Lua, shims: &ProxyShims, t: &Table, key: &Value) -> Answ
             match after {
                 Some(i) if i < a.len() => Some(Value::Integer(i as i64 + 1)),
                 Some(_) => None,
-                None => return fail(lua, ErrKind::Lua, format!("invalid key to 'next' for {}", h.describe(None))),
+                None => return fail(lua, ErrorValueKind::Lua, format!("invalid key to 'next' for {}", h.describe(None))),
             }
         }
         Some(Json::Object(m)) => {
