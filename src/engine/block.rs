@@ -18,7 +18,8 @@ use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunSh
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
-use crate::lua::{self, values, Vm};
+use crate::lua::values::convert;
+use crate::lua::{self, Vm};
 use crate::prompt::{Body, LuaSource};
 
 /// How a section entry ended.
@@ -156,7 +157,7 @@ async fn run_worker(ctx: &Rc<EntryCtx>, code: &[u8]) -> Result<EntryEnd, RunErro
     // The code is our own dump of a function compiled from the prompt's text (never a prompt's bytes).
     let f = vm.lua.load(code).set_mode(mlua::chunk::ChunkMode::Binary).into_function().map_err(|e| lua::setup_error(ctx, e))?;
     let item = match &ctx.item {
-        Some(j) => values::to_lua(&vm.lua, j, &vm.marks).map_err(|e| lua::setup_error(ctx, e))?,
+        Some(j) => convert::to_lua(&vm.lua, j, &vm.marks).map_err(|e| lua::setup_error(ctx, e))?,
         None => Value::Nil,
     };
     let index = ctx.chain.index.map_or(Value::Nil, |i| Value::Integer(i as i64));
@@ -197,13 +198,13 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
 /// (a table, function or userdata is an error).
 fn returned(vm: &Vm, values: &MultiValue) -> Result<Option<String>, RunError> {
     let first = values.front().unwrap_or(&Value::Nil);
-    values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))
+    convert::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))
 }
 
 /// After the H1 pass, what its blocks left in argv becomes the chain's frozen argv.
 fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
     let v: Value = vm.argv_value.call(()).map_err(|e| lua::setup_error(ctx, e))?;
-    let frozen = match values::to_json(&v, &vm.marks) {
+    let frozen = match convert::to_json(&v, &vm.marks) {
         Ok(Json::Null) => None,
         Ok(j) => Some(j),
         Err(e) => {
@@ -304,7 +305,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             let kind = ErrorValueKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrorValueKind::run_kind);
             let mut e = RunError::new(kind, message);
             // The value itself travels on, so a caller, joiner or fanout sees the same error.
-            e.value = values::to_json(&err, &vm.marks).ok().map(Box::new);
+            e.value = convert::to_json(&err, &vm.marks).ok().map(Box::new);
             e
         }
         Value::Table(t) => match t.raw_get::<Value>("message") {

@@ -6,8 +6,9 @@ use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
 
-use super::ops::{Args, Env};
-use super::values::{self, fail, ok, Answer, Marks};
+use super::env::{fail, ok, Answer, Args, Env, Marks};
+use super::source::load_text;
+use super::values::convert;
 use crate::effects::chains::{self, ChainStart, Delivered, Worker};
 use crate::effects::context::{EntryCtx, ProseSlot};
 use crate::effects::tasks::{first_finished, Starter, Task};
@@ -17,7 +18,7 @@ use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 /// function in the not-found message).
 fn target(ctx: &EntryCtx, what: &str, reference: &Value) -> Result<usize, String> {
     let Value::String(r) = reference else {
-        return Err(format!("{what} takes a section heading, got {}", values::lua_type(reference)));
+        return Err(format!("{what} takes a section heading, got {}", convert::lua_type(reference)));
     };
     ctx.run.prompt.resolve(ctx.section, &r.to_string_lossy()).map_err(|m| format!("{what}: {m}"))
 }
@@ -58,7 +59,7 @@ pub fn require_find(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     let section = &ctx.run.prompt.sections[i];
     let chunks = lua.create_table()?;
     for (n, block) in section.body.blocks.iter().enumerate() {
-        let f = match super::load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
+        let f = match load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
             Ok(f) => f,
             Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrorValueKind::Lua, message),
             Err(e) => return Err(e),
@@ -97,7 +98,7 @@ fn input_arg(lua: &Lua, what: &str, v: &Value) -> Result<Option<String>, String>
         Value::Nil => Ok(None),
         Value::String(s) => Ok(Some(s.to_string_lossy())),
         Value::Integer(_) | Value::Number(_) => Ok(lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy())),
-        other => Err(format!("{what} must be a string, got {}", values::lua_type(other))),
+        other => Err(format!("{what} must be a string, got {}", convert::lua_type(other))),
     }
 }
 
@@ -118,7 +119,7 @@ fn raise_value(lua: &Lua, value: &Json) -> Answer {
     if let Json::Object(map) = value {
         let fields = lua.create_table()?;
         for (k, v) in map.iter().filter(|(k, _)| *k != "kind" && *k != "message") {
-            fields.raw_set(k.as_str(), values::to_lua(lua, v, &marks_of(lua)?)?)?;
+            fields.raw_set(k.as_str(), convert::to_lua(lua, v, &marks_of(lua)?)?)?;
         }
         mv.push_back(Value::Table(fields));
     }
@@ -161,7 +162,7 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
             };
             let item = match t.raw_get::<Value>("item")? {
                 Value::Nil => None,
-                v => match values::to_json(&v, &env.marks) {
+                v => match convert::to_json(&v, &env.marks) {
                     Ok(j) => Some(j),
                     Err(e) => {
                         return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe()))
@@ -170,7 +171,7 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
             };
             (input, item)
         }
-        other => return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
+        other => return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's options must be a table, got {}", convert::lua_type(other))),
     };
     match chains::spawn(ctx, section, ChainStart { input, item, index: None, worker: None }, Starter::Spawn) {
         Ok(task) => ok(lua, (task.id.clone(), chains::target(&ctx.run, &task))),
@@ -180,7 +181,7 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
 
 /// The task a handle's id names (bootstrap.lua passes the ids of real handles).
 fn task_by_id(ctx: &EntryCtx, id: &Value) -> Result<Rc<Task>, String> {
-    let Value::String(s) = id else { return Err(format!("a task handle's id is a string, got {}", values::lua_type(id))) };
+    let Value::String(s) = id else { return Err(format!("a task handle's id is a string, got {}", convert::lua_type(id))) };
     let id = s.to_string_lossy();
     ctx.run.tasks.get(&id).ok_or_else(|| format!("no task {id} in this run"))
 }
@@ -188,7 +189,7 @@ fn task_by_id(ctx: &EntryCtx, id: &Value) -> Result<Rc<Task>, String> {
 /// The tasks a list of handle ids names.
 fn tasks_of(ctx: &EntryCtx, ids: &Value) -> Result<Vec<Rc<Task>>, String> {
     let Value::Table(t) = ids else { return Err("tasks.join takes a list of task handles".into()) };
-    values::sequence(t).iter().map(|id| task_by_id(ctx, id)).collect()
+    convert::sequence(t).iter().map(|id| task_by_id(ctx, id)).collect()
 }
 
 /// One result table (`ok`, `text`, `item`, `exhausted`, `error` as fields; bootstrap.lua gives it
@@ -198,14 +199,14 @@ fn result_table(lua: &Lua, marks: &Marks, d: &Delivered) -> mlua::Result<Table> 
     t.raw_set("ok", d.ok)?;
     t.raw_set("text", d.text.as_str())?;
     if let Some(item) = &d.item {
-        t.raw_set("item", values::to_lua(lua, item, marks)?)?;
+        t.raw_set("item", convert::to_lua(lua, item, marks)?)?;
     }
     t.raw_set("exhausted", d.exhausted)?;
     if d.running {
         t.raw_set("running", true)?;
     }
     if let Some(e) = &d.error {
-        t.raw_set("error", values::to_lua(lua, e, marks)?)?;
+        t.raw_set("error", convert::to_lua(lua, e, marks)?)?;
     }
     Ok(t)
 }
@@ -234,7 +235,7 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
             return fail(
                 lua,
                 ErrorValueKind::Lua,
-                format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other)),
+                format!("tasks.join's timeout_ms must be a non-negative number, got {}", convert::lua_type(&other)),
             )
         }
     };
@@ -293,11 +294,11 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
     let Value::Table(t) = collection else {
         return Err(format!(
             "tasks.fanout takes a table collection, got {}; to fan out over a list section, pass prompt.list('### List')",
-            values::lua_type(collection)
+            convert::lua_type(collection)
         ));
     };
     let as_json = |v: &Value, at: &str| {
-        values::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()))
+        convert::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()))
     };
     // A var proxy (or any table that converts whole) reads as its JSON value.
     if t.metatable().is_some() {
@@ -326,11 +327,11 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
             other => {
                 return Err(format!(
                     "tasks.fanout: a member's key is a {}; keys must be strings, numbers or booleans",
-                    values::lua_type(other)
+                    convert::lua_type(other)
                 ))
             }
         };
-        let at = values::key_text(&k);
+        let at = convert::key_text(&k);
         let value = as_json(&v, &at)?;
         keyed.push(((sort_rank(&key), at), key, value));
     }

@@ -11,33 +11,17 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use mlua::{Function, IntoLuaMulti, Lua, MultiValue, Table, Value};
-use std::cell::OnceCell;
 use std::rc::Rc;
 
 use super::chunks::Chunk;
-use super::values::{self, fail, Answer, Marks, ProxyShims};
-use super::{control_api, globals, handles, loop_api, store_api, tools_api};
+use super::env::{fail, ok, Answer, Args, Env};
+use super::values::convert::key_text;
+use super::{
+    control_api, errors, json, log, loop_api, messages, models_api, preludes, prose, run_values, store_api, tools_api, untrusted, var,
+};
 use crate::effects::context::EntryCtx;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::store::StoreOp;
-
-/// What every Engine function of one VM works with.
-pub struct Env {
-    pub ctx: Rc<EntryCtx>,
-    pub marks: Marks,
-    /// The `var` proxy metamethods bootstrap.lua defines (set once it has run).
-    pub shims: OnceCell<ProxyShims>,
-    /// The `coroutine` library, which the sandbox removes from the globals: mlua reads
-    /// `coroutine.yield` from the globals when it creates an async function, so binding a
-    /// [`SuspendOp`] lends it back for that moment.
-    pub coroutine: Table,
-    /// The VM's one async Rust function (see [`bind_suspending`]), made the first time a
-    /// suspending function is bound.
-    pub suspending: OnceCell<Function>,
-    /// `suspending(f, code)` (lua/parts/suspending.lua): `function(...) return f(code, ...) end`, a
-    /// tail call, so the async function yields as if called directly (loaded on first use).
-    pub suspend_factory: OnceCell<Function>,
-}
 
 /// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
 macro_rules! engine_functions {
@@ -212,7 +196,7 @@ pub fn rust_function(lua: &Lua, env: &Rc<Env>, f: RustFn) -> mlua::Result<Functi
     lua.create_function(move |lua, args: MultiValue| match f {
         RustFn::Bind => bind(lua, &env, Args(args)),
         RustFn::Op(op) => call(lua, &env, op, args),
-        RustFn::AppendMessage(role) => handles::append_message(&env, role, &Args(args)),
+        RustFn::AppendMessage(role) => messages::append_message(&env, role, &Args(args)),
     })
 }
 
@@ -280,33 +264,33 @@ fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Func
 fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
     let a = Args(args);
     match op {
-        Op::IsControl => globals::is_control(lua, env, &a.get(0)),
-        Op::ErrorParts => globals::error_parts(lua, &a.get(0)),
-        Op::Prose => globals::read_prose(lua, env),
-        Op::ArgvInitial => globals::argv_initial(lua, env),
-        Op::ArgvFrozen => globals::argv_frozen(lua, env, &a.get(0)),
-        Op::SysGet => globals::sys_get(lua, env, &a.get(0)),
-        Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
-        Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
-        Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
-        Op::VarRoot => globals::var_root(lua, env, &a.get(0)),
-        Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
-        Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
-        Op::VarLen => globals::var_len(lua, &a.get(0)),
-        Op::VarPairs => globals::var_pairs(lua, &a.get(0)),
-        Op::VarNext => globals::var_next(lua, env, &a.get(0), &a.get(1)),
-        Op::JsonArray => globals::json_array(lua, env, a.0),
-        Op::JsonEncode => globals::json_encode(lua, env, &a.get(0)),
-        Op::JsonDecode => globals::json_decode(lua, env, &a.get(0)),
-        Op::Log => globals::log(lua, env, &a.get(0)),
-        Op::Untrusted => globals::untrusted(lua, env, &a.get(0)),
-        Op::Preludes => globals::preludes(lua, env),
-        Op::LoadPrelude => globals::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
-        Op::PreludeVar => globals::prelude_var(lua, env, &a.get(0)),
-        Op::PreludeLoading => globals::prelude_loading(env, &a.get(0)),
-        Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
-        Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
-        Op::ModelHandle => handles::model_handle(lua, env, &a.get(0), &a.get(1)),
+        Op::IsControl => errors::is_control(lua, env, &a.get(0)),
+        Op::ErrorParts => errors::error_parts(lua, &a.get(0)),
+        Op::Prose => prose::read_prose(lua, env),
+        Op::ArgvInitial => run_values::argv_initial(lua, env),
+        Op::ArgvFrozen => run_values::argv_frozen(lua, env, &a.get(0)),
+        Op::SysGet => run_values::sys_get(lua, env, &a.get(0)),
+        Op::UiGet => run_values::ui_get(lua, env, &a.get(0)),
+        Op::PromptGet => run_values::prompt_get(lua, env, &a.get(0)),
+        Op::PromptList => run_values::prompt_list(lua, env, &a.get(0)),
+        Op::VarRoot => var::var_root(lua, env, &a.get(0)),
+        Op::VarIndex => var::var_index(lua, env, &a.get(0), &a.get(1)),
+        Op::VarNewindex => var::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
+        Op::VarLen => var::var_len(lua, &a.get(0)),
+        Op::VarPairs => var::var_pairs(lua, &a.get(0)),
+        Op::VarNext => var::var_next(lua, env, &a.get(0), &a.get(1)),
+        Op::JsonArray => json::json_array(lua, env, a.0),
+        Op::JsonEncode => json::json_encode(lua, env, &a.get(0)),
+        Op::JsonDecode => json::json_decode(lua, env, &a.get(0)),
+        Op::Log => log::log(lua, env, &a.get(0)),
+        Op::Untrusted => untrusted::untrusted(lua, env, &a.get(0)),
+        Op::Preludes => preludes::preludes(lua, env),
+        Op::LoadPrelude => preludes::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
+        Op::PreludeVar => var::prelude_var(lua, env, &a.get(0)),
+        Op::PreludeLoading => preludes::prelude_loading(env, &a.get(0)),
+        Op::ModelsUse => models_api::select_role(lua, env, &a.get(0), false),
+        Op::ModelsDefault => models_api::select_role(lua, env, &a.get(0), true),
+        Op::ModelHandle => models_api::model_handle(lua, env, &a.get(0), &a.get(1)),
         Op::ToolsGet => tools_api::tools_get(lua, env, &a.get(0)),
         Op::ToolsList => tools_api::tools_list(lua, env, &a.get(0)),
         Op::PacksGet => tools_api::packs_get(lua, env, &a.get(0)),
@@ -333,8 +317,8 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::TaskStatus => control_api::status(lua, env, &a.get(0)),
         Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
         Op::LoadPart => load_part(lua, &a.get(0)),
-        Op::MessagesObject => handles::messages_object(lua),
-        Op::EngineGlobals => values::ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
+        Op::MessagesObject => messages::messages_object(lua),
+        Op::EngineGlobals => ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
     }
 }
 
@@ -345,8 +329,8 @@ fn load_part(lua: &Lua, name: &Value) -> Answer {
         _ => None,
     };
     match part {
-        Some(part) => values::ok(lua, part.load(lua)?),
-        None => fail(lua, ErrorValueKind::Lua, format!("no Engine part named {}", values::key_text(name))),
+        Some(part) => ok(lua, part.load(lua)?),
+        None => fail(lua, ErrorValueKind::Lua, format!("no Engine part named {}", key_text(name))),
     }
 }
 
@@ -369,7 +353,7 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
             SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
             SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
             SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
-            _ => Box::pin(globals::infer(&lua, &ctx, a)),
+            _ => Box::pin(models_api::infer(&lua, &ctx, a)),
         },
     };
     let cancelled = ctx.run.host.cancelled();
@@ -379,15 +363,6 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
             ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
             fail(&lua, ErrorValueKind::Cancelled, "the run was cancelled")
         }
-    }
-}
-
-/// A function's Lua arguments, read by position (a missing one is nil).
-pub struct Args(pub MultiValue);
-
-impl Args {
-    pub fn get(&self, i: usize) -> Value {
-        self.0.get(i).cloned().unwrap_or(Value::Nil)
     }
 }
 

@@ -7,8 +7,8 @@
 
 use mlua::{Lua, Value};
 
-use super::ops::Args;
-use super::values::{fail, lua_type, ok, Answer};
+use super::env::{fail, ok, Answer, Args};
+use super::values::convert::lua_type;
 use crate::effects::context::{backend_failure, EntryCtx};
 use crate::effects::memory::{self, Held};
 use crate::error::{ErrorValueKind, RunError, RunErrorKind};

@@ -7,9 +7,9 @@
 use mlua::{IntoLuaMulti, Lua, Value};
 use serde_json::Value as Json;
 
-use super::handles::{handle_of, pack_object, tool_object, tool_objects, Handle};
-use super::ops::{Args, Env};
-use super::values::{self, fail, lua_type, ok, refuse, sequence, Answer};
+use super::env::{fail, ok, refuse, Answer, Args, Env};
+use super::values::convert::{self, lua_type, sequence};
+use super::values::userdata::{handle_of, pack_object, tool_object, tool_objects, Handle};
 use crate::effects::context::EntryCtx;
 use crate::effects::tool_calls::{self, LocalEnd, ScriptAnswer};
 use crate::effects::Refusal;
@@ -70,7 +70,7 @@ pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
 /// replaces the allowlist.
 pub fn allow_tasks(lua: &Lua, env: &Env, targets: &Value) -> Answer {
     let allow = match targets {
-        Value::Table(t) => TaskAllow::Only(values::sequence(t).iter().map(|v| values::key_text(v).trim().to_string()).collect()),
+        Value::Table(t) => TaskAllow::Only(convert::sequence(t).iter().map(|v| convert::key_text(v).trim().to_string()).collect()),
         _ => TaskAllow::Any,
     };
     env.ctx.scope.borrow_mut().task_allow = Some(allow);
@@ -79,20 +79,20 @@ pub fn allow_tasks(lua: &Lua, env: &Env, targets: &Value) -> Answer {
 
 /// A local handler starts (bootstrap.lua's `run_local`).
 pub fn local_begin(lua: &Lua, env: &Env, alias: &Value) -> Answer {
-    tool_calls::local_started(&env.ctx, &values::key_text(alias));
+    tool_calls::local_started(&env.ctx, &convert::key_text(alias));
     ok(lua, ())
 }
 
 /// A local handler finished: `(alias, call_id, turn, raised, value)`. Its scalar return becomes
 /// the call's text; a return that cannot be text fails the call.
 pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
-    let alias = values::key_text(&args.get(0));
-    let call_id = values::key_text(&args.get(1));
+    let alias = convert::key_text(&args.get(0));
+    let call_id = convert::key_text(&args.get(1));
     let turn = args.get(2).as_integer().map(|t| t as u64);
     let end = if matches!(args.get(3), Value::Boolean(true)) {
         LocalEnd::Raised
     } else {
-        match values::scalar_text(lua, &args.get(4)) {
+        match convert::scalar_text(lua, &args.get(4)) {
             Ok(t) => LocalEnd::Answered(t.unwrap_or_default()),
             Err(message) => LocalEnd::BadReturn(message),
         }
@@ -117,7 +117,7 @@ pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
         Ok(ScriptAnswer::Text(text)) => ok(lua, text),
         Ok(ScriptAnswer::Data(j)) => {
             let marks = &lua.app_data_ref::<std::rc::Rc<Env>>().ok_or_else(|| mlua::Error::runtime("no entry"))?.marks.clone();
-            ok(lua, values::to_lua(lua, &j, marks)?)
+            ok(lua, convert::to_lua(lua, &j, marks)?)
         }
         Err(r) => refuse(lua, r),
     }
@@ -331,7 +331,7 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
     };
     let json_args = match args {
         Value::Nil => crate::obj!({}),
-        Value::Table(_) => match values::to_json(args, marks) {
+        Value::Table(_) => match convert::to_json(args, marks) {
             Ok(Json::Array(a)) if a.is_empty() => crate::obj!({}),
             Ok(j @ Json::Object(_)) => j,
             Ok(_) => return fail(lua, ErrorValueKind::Lua, "args must be a JSON-representable table: an array is not an arguments object"),
@@ -348,7 +348,7 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
     // `true, alias, args` for a local tool (bootstrap.lua runs its handler); `false, index,
     // args as JSON text, the name used` for a catalog tool (the `tool` suspension runs it).
     if ctx.scope.borrow().locals.iter().any(|l| l.alias == name) {
-        return ok(lua, (true, name.as_str(), values::to_lua(lua, &json_args, marks)?));
+        return ok(lua, (true, name.as_str(), convert::to_lua(lua, &json_args, marks)?));
     }
     match ctx.run.catalog.tool(&name) {
         Some(idx) => {
