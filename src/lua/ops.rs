@@ -155,27 +155,6 @@ impl SuspendOp {
     fn from_code(code: i64) -> Option<SuspendOp> {
         usize::try_from(code).ok().and_then(|i| SuspendOp::ALL.get(i)).copied()
     }
-
-    fn store_op(self) -> Option<StoreOp> {
-        Some(match self {
-            SuspendOp::StoreWrite => StoreOp::Write,
-            SuspendOp::StoreAppend => StoreOp::Append,
-            SuspendOp::StoreRead => StoreOp::Read,
-            SuspendOp::StoreReadNumbered => StoreOp::ReadNumbered,
-            SuspendOp::StoreStrReplace => StoreOp::StrReplace,
-            SuspendOp::StoreDelete => StoreOp::Delete,
-            SuspendOp::StoreExists => StoreOp::Exists,
-            SuspendOp::StoreGlob => StoreOp::Glob,
-            SuspendOp::Tool
-            | SuspendOp::Round
-            | SuspendOp::Batch
-            | SuspendOp::Infer
-            | SuspendOp::Call
-            | SuspendOp::TasksJoin
-            | SuspendOp::TasksJoinAny
-            | SuspendOp::TasksFanout => return None,
-        })
-    }
 }
 
 /// What a Rust-backed Lua function of a VM does. Every one of them is made by
@@ -340,21 +319,29 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
         return Err(mlua::Error::runtime("a suspending Engine function was called without its code"));
     };
     let a = Args(args);
-    if ctx.loading_prelude.get() && op.store_op().is_none() {
-        return fail(&lua, ErrorValueKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
-    }
-    let work: LocalBoxFuture<'_, Answer> = match op.store_op() {
-        Some(store_op) => Box::pin(store_api::call(&lua, &ctx, store_op, a)),
-        None => match op {
-            SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
-            SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
-            SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
-            SuspendOp::Call => Box::pin(control_api::call(&lua, &ctx, a)),
-            SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
-            SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
-            SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
-            _ => Box::pin(models_api::infer(&lua, &ctx, a)),
-        },
+    // Exhaustive, as `call` is: a new `SuspendOp` does not compile until it has an arm of its
+    // own (the guarded arm covers none; it refuses, while a prelude loads, what is not a store
+    // call, since that would wait on tools or models).
+    let work: LocalBoxFuture<'_, Answer> = match op {
+        SuspendOp::StoreWrite => Box::pin(store_api::call(&lua, &ctx, StoreOp::Write, a)),
+        SuspendOp::StoreAppend => Box::pin(store_api::call(&lua, &ctx, StoreOp::Append, a)),
+        SuspendOp::StoreRead => Box::pin(store_api::call(&lua, &ctx, StoreOp::Read, a)),
+        SuspendOp::StoreReadNumbered => Box::pin(store_api::call(&lua, &ctx, StoreOp::ReadNumbered, a)),
+        SuspendOp::StoreStrReplace => Box::pin(store_api::call(&lua, &ctx, StoreOp::StrReplace, a)),
+        SuspendOp::StoreDelete => Box::pin(store_api::call(&lua, &ctx, StoreOp::Delete, a)),
+        SuspendOp::StoreExists => Box::pin(store_api::call(&lua, &ctx, StoreOp::Exists, a)),
+        SuspendOp::StoreGlob => Box::pin(store_api::call(&lua, &ctx, StoreOp::Glob, a)),
+        _ if ctx.loading_prelude.get() => {
+            return fail(&lua, ErrorValueKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
+        }
+        SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
+        SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
+        SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
+        SuspendOp::Infer => Box::pin(models_api::infer(&lua, &ctx, a)),
+        SuspendOp::Call => Box::pin(control_api::call(&lua, &ctx, a)),
+        SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
+        SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
+        SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
     };
     let cancelled = ctx.run.host.cancelled();
     futures::select! {
