@@ -12,8 +12,9 @@ use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::context::{Chain, EntryCtx, Identity, RunShared, MAX_DEPTH};
+use super::context::{Chain, EntryCtx, RunShared, MAX_DEPTH};
 use super::events::Event;
+use super::identity::Identity;
 use super::memory::{json_size, Held, Meter};
 use super::tasks::{first_finished, Starter, Task, TaskEnd};
 use crate::error::{ErrorValueKind, RunError, RunErrorKind};
@@ -103,7 +104,7 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
     let item = start.item.clone();
     let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
     let (abort, registration) = AbortHandle::new_pair();
-    let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.clone(), abort));
+    let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.identity.clone(), abort));
     owner.tasks.borrow_mut().push(task.clone());
 
     let s = &run.prompt.sections[section];
@@ -151,7 +152,7 @@ pub fn join(owner: &Identity, task: &Task) {
     if task.joined.replace(true) {
         return;
     }
-    owner.join(&task.chain.identity);
+    owner.join(&task.identity);
 }
 
 /// A chain's end joins every task it owns, waiting for those still running.

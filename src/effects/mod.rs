@@ -9,6 +9,7 @@
 pub mod chains;
 pub mod context;
 pub mod events;
+pub mod identity;
 pub mod memory;
 pub mod models;
 pub mod round;

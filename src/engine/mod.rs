@@ -10,9 +10,10 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 
 use crate::effects::chains::{self, parse_argv};
-use crate::effects::context::{backend_failure, Chain, Identity, RunShared};
+use crate::effects::context::{backend_failure, Chain, RunShared};
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
+use crate::effects::identity::Identity;
 use crate::effects::memory::{json_size, Held, Meter};
 use crate::effects::models;
 use crate::effects::tasks::{self, TaskPool};
