@@ -205,16 +205,6 @@ pub struct EntryCtx {
     pub prose_stack: RefCell<Vec<ProseSlot>>,
     /// The block currently running: its pending prose and, once read, its rendering.
     pub prose: RefCell<ProseSlot>,
-    /// Budget units the current block has spent (`lua::budget`: about one per VM instruction).
-    pub instructions: Cell<u64>,
-    /// Units since the block last gave the host's event loop a turn.
-    pub since_yield: Cell<u64>,
-    /// The host clock (`Host::now_ms`) when the block last gave the event loop a turn.
-    pub last_turn_ms: Cell<f64>,
-    /// A turn is due: the next VM instruction where Lua can yield asks for it.
-    pub yield_pending: Cell<bool>,
-    /// Set by the hook when it asked Lua to yield for a time slice.
-    pub slice_yield: Cell<bool>,
     /// `models.use(role)` for this entry.
     pub role: RefCell<Option<String>>,
     /// True while the shared library replays (store calls convert arguments like Lua does).

@@ -18,6 +18,7 @@ use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunSh
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::lua::budget::Budget;
 use crate::lua::values::convert;
 use crate::lua::{self, Vm};
 use crate::prompt::{Body, LuaSource};
@@ -93,11 +94,6 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         jump_to: Cell::new(None),
         prose_stack: RefCell::new(Vec::new()),
         prose: RefCell::new(ProseSlot::default()),
-        instructions: Cell::new(0),
-        since_yield: Cell::new(0),
-        last_turn_ms: Cell::new(run.last_turn_ms.get()),
-        yield_pending: Cell::new(false),
-        slice_yield: Cell::new(false),
         role: RefCell::new(None),
         loading_shared: Cell::new(false),
         loading_prelude: Cell::new(false),
@@ -241,7 +237,7 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     let mut call = args.into_lua_multi(&vm.lua).map_err(|e| lua::setup_error(ctx, e))?;
     call.push_front(Value::Function(f));
     let fut = thread.into_async::<MultiValue>(call).map_err(|e| lua::setup_error(ctx, e))?;
-    let outcome = drive(ctx, fut).await;
+    let outcome = drive(ctx, &vm.budget, fut).await;
     // A block's store changes go to the backend as one batch when it ends, however it ended.
     if let Err(detail) = ctx.run.store.flush().await {
         ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
@@ -265,12 +261,12 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
 
 /// Polls the block's coroutine. When the budget's hook yields for a time slice (`lua::budget`),
 /// the host's event loop gets a turn (and the abort signal a look) before the block goes on.
-async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
+async fn drive(ctx: &EntryCtx, budget: &Budget, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
     let mut fut = pin!(fut);
     loop {
         let step = poll_fn(|cx| match fut.as_mut().poll(cx) {
             Poll::Ready(r) => Poll::Ready(Some(r)),
-            Poll::Pending if ctx.slice_yield.replace(false) => Poll::Ready(None),
+            Poll::Pending if budget.take_slice_yield() => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         })
         .await;
@@ -278,8 +274,7 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
             Some(r) => return r,
             None => {
                 ctx.run.host.yield_now().await;
-                ctx.last_turn_ms.set(ctx.run.host.now_ms());
-                ctx.run.last_turn_ms.set(ctx.last_turn_ms.get());
+                budget.turn_given();
                 ctx.run.check_cancelled();
             }
         }

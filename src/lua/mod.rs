@@ -135,6 +135,8 @@ pub struct Vm {
     pub error_values: Table,
     pub install_preludes: Function,
     pub marks: Marks,
+    /// The VM's work budget, which the block runner's drive loop reads for the host's turns.
+    pub budget: Rc<budget::Budget>,
 }
 
 /// A VM's heap as the memory meter sees it. Weak: the meter must not keep a finished entry's
@@ -262,11 +264,11 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
 
     drop_removed_globals(&lua)?;
 
-    budget::install(&lua, ctx)?;
+    let budget = budget::install(&lua, ctx)?;
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
-    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks })
+    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks, budget })
 }
 
 #[cfg(test)]
