@@ -11,7 +11,7 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 
 use super::identity::Identity;
-use super::memory::Meter;
+use super::memory::{self, Held, Meter, Refused};
 use super::tasks::{Task, TaskPool};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
@@ -253,5 +253,44 @@ impl EntryCtx {
 
     pub fn loading_shared(&self) -> bool {
         self.loading_shared.get()
+    }
+
+    /// Charges `delta` bytes of `kind` to the chain's meter (`effects::memory`). When refused,
+    /// the run stops with the `Limit` error and its message comes back for the failing call.
+    pub fn hold(&self, kind: Held, delta: i64) -> Result<(), String> {
+        match self.chain.memory.charge(kind, delta) {
+            Ok(()) => Ok(()),
+            Err(refused) => {
+                let err = self.refused_error(&refused);
+                let message = err.message.clone();
+                self.run.stop_with(err);
+                Err(message)
+            }
+        }
+    }
+
+    /// [`EntryCtx::hold`] for code that knows the total: `kind` now holds `bytes`.
+    pub fn hold_total(&self, kind: Held, bytes: usize) -> Result<(), String> {
+        let now = self.chain.memory.held_by(kind);
+        self.hold(kind, bytes as i64 - now as i64)
+    }
+
+    /// Appends a record to the entry's conversation, charging it against the memory ceiling first.
+    /// When refused, the run stops with the `Limit` error (its message comes back) and nothing is
+    /// appended.
+    pub fn push_record(&self, record: Record) -> Result<(), String> {
+        self.hold(Held::Messages, memory::record_size(&record) as i64)?;
+        self.messages.borrow_mut().push(record);
+        Ok(())
+    }
+
+    /// The error a refused charge ends the run with.
+    fn refused_error(&self, refused: &Refused) -> RunError {
+        let heading = self.heading();
+        RunError::new(
+            RunErrorKind::Limit,
+            format!("memory ceiling of {} bytes exceeded in section {}: {}", refused.ceiling, heading, refused.describe()),
+        )
+        .in_section(&heading)
     }
 }

@@ -8,7 +8,6 @@ use serde_json::Value as Json;
 use std::rc::Rc;
 
 use super::context::EntryCtx;
-use super::memory::push_record;
 use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
@@ -155,7 +154,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
-        push_record(ctx, Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
+        ctx.push_record(Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
         return Ok(RoundEnd::Final(content));
     }
     // The scope gate: every name must be one this round advertised.
@@ -306,10 +305,10 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         reasoning: r.reasoning,
     };
     *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
-    push_record(c, assistant).map_err(Refusal::lua)?;
+    c.push_record(assistant).map_err(Refusal::lua)?;
     for ((call, _), text) in r.calls.iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };
-        push_record(c, tool).map_err(Refusal::lua)?;
+        c.push_record(tool).map_err(Refusal::lua)?;
     }
     Ok(())
 }

@@ -19,6 +19,6 @@ pub fn append_message(env: &Env, role: &'static str, args: &Args) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         other => return Err(mlua::Error::runtime(format!("messages:{role} takes a string, got {}", convert::lua_type(&other)))),
     };
-    crate::effects::memory::push_record(&env.ctx, Record::text(role, text)).map_err(mlua::Error::runtime)?;
+    env.ctx.push_record(Record::text(role, text)).map_err(mlua::Error::runtime)?;
     Ok(mlua::MultiValue::new())
 }

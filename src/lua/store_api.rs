@@ -10,7 +10,7 @@ use mlua::{Lua, Value};
 use super::env::{fail, ok, Answer, Args};
 use super::values::convert::lua_type;
 use crate::effects::context::{backend_failure, EntryCtx};
-use crate::effects::memory::{self, Held};
+use crate::effects::memory::Held;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::store::claims::Accessor;
 use crate::store::view::{Failure, Store, StoreError};
@@ -98,7 +98,7 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
 /// holds is charged against the memory ceiling (loaded and written contents grow it).
 pub async fn call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
     let answer = run_call(lua, ctx, op, args).await?;
-    if let Err(message) = memory::hold_total(ctx, Held::Store, ctx.run.store.held_bytes()) {
+    if let Err(message) = ctx.hold_total(Held::Store, ctx.run.store.held_bytes()) {
         return fail(lua, ErrorValueKind::Lua, message);
     }
     Ok(answer)

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::convert::{json_null, key_text, number_to_lua, to_json};
 use super::json_handle::{apply_write, child, object_border, retype_empty, sequence_to_array, write_delta, Access, JsonHandle, Step};
 use super::userdata::Handle;
-use crate::effects::memory::{self, Held};
+use crate::effects::memory::Held;
 use crate::error::ErrorValueKind;
 use crate::lua::env::{entry_of, fail, ok, Answer, Marks, ProxyShims};
 
@@ -157,7 +157,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
     if delta != 0 {
         // A bare state (no entry, as in unit tests) charges nothing.
         if let Some(ctx) = entry_of(lua) {
-            if let Err(message) = memory::hold(&ctx, Held::Var, delta) {
+            if let Err(message) = ctx.hold(Held::Var, delta) {
                 return fail(lua, ErrorValueKind::Lua, message);
             }
         }
@@ -176,7 +176,7 @@ pub fn proxy_newindex(lua: &Lua, marks: &Marks, t: &Table, key: &Value, value: &
     });
     // What an object that became an array saves: never refused, it only frees.
     if let (Some(saved @ 1..), Some(ctx)) = (shrink, entry_of(lua)) {
-        let _ = memory::hold(&ctx, Held::Var, -(saved as i64));
+        let _ = ctx.hold(Held::Var, -(saved as i64));
     }
     ok(lua, ())
 }
