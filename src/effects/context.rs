@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 
+use super::conversation::Conversation;
 use super::identity::Identity;
 use super::memory::{self, Held, Meter, Refused};
 use super::tasks::{Task, TaskPool};
@@ -21,7 +22,6 @@ use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};
 
 use super::events::Event;
-use super::round::Round;
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -205,22 +205,14 @@ pub struct EntryCtx {
     pub prose_stack: RefCell<Vec<ProseSlot>>,
     /// The block currently running: its pending prose and, once read, its rendering.
     pub prose: RefCell<ProseSlot>,
-    /// `models.use(role)` for this entry.
-    pub role: RefCell<Option<String>>,
     /// True while the shared library replays (store calls convert arguments like Lua does).
     pub loading_shared: Cell<bool>,
     /// True while Pack preludes install: tool and model calls are refused.
     pub loading_prelude: Cell<bool>,
     /// The entry's tool scope, local tools, rendered list and call counts.
     pub scope: RefCell<Scope>,
-    /// The entry's conversation (`messages`): append-only, the truth a host's copy follows.
-    pub messages: RefCell<Vec<Record>>,
-    /// The conversation's id for the host (`Host::call_model_round`), unique within the run.
-    pub conversation: u64,
-    /// The `models.loop` round in progress.
-    pub round: RefCell<Round>,
-    /// `sys.model` and `sys.reply_finish_reason`, set by the entry's model rounds.
-    pub model_facts: RefCell<Option<(String, String)>>,
+    /// The entry's conversation (`messages`), its model role and the `models.loop` round.
+    pub conversation: Conversation,
 }
 
 #[derive(Default)]
@@ -280,7 +272,7 @@ impl EntryCtx {
     /// appended.
     pub fn push_record(&self, record: Record) -> Result<(), String> {
         self.hold(Held::Messages, memory::record_size(&record) as i64)?;
-        self.messages.borrow_mut().push(record);
+        self.conversation.push(record);
         Ok(())
     }
 

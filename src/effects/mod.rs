@@ -8,6 +8,7 @@
 
 pub mod chains;
 pub mod context;
+pub mod conversation;
 pub mod events;
 pub mod identity;
 pub mod memory;

@@ -8,6 +8,7 @@ use serde_json::Value as Json;
 use std::rc::Rc;
 
 use super::context::EntryCtx;
+use super::conversation::{Round, ToolList};
 use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
@@ -16,37 +17,10 @@ use crate::error::ErrorValueKind;
 use crate::host::ModelRequest;
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
-/// The round in progress: the calls of the latest reply and their results so far.
-#[derive(Default)]
-pub struct Round {
-    /// The text of the reply that asked for the calls (the assistant record's content).
-    pub content: String,
-    /// The reply's `reasoning_content`, kept on the assistant record.
-    pub reasoning: Option<String>,
-    pub calls: Vec<(ToolCall, Target)>,
-    pub results: Vec<Option<String>>,
-    /// Whether any round of this loop asked for tools (for the empty-reply rule).
-    pub had_calls: bool,
-    pub rounds: u64,
-    /// The loop's tool list, built at its first round and kept for the rest (see [`ToolList`]).
-    pub tools: Option<Rc<ToolList>>,
-}
-
-/// What a loop's rounds advertise, built once per loop instead of once per round: the list is
-/// fixed from the first round (`FIXED_LIST`), except that the task built-ins join it while an
-/// allowlist is set. Sharing one `wire` value across rounds also lets the host see (by pointer)
-/// that the tool list did not change, so it is not shipped again.
-pub struct ToolList {
-    with_tasks: bool,
-    pub advertised: Vec<Advertised>,
-    /// The tools as the request carries them; `None` when the round offers none.
-    pub wire: Option<Rc<Json>>,
-}
-
 /// The tool list of the current round: the loop's, unless the task built-ins came or went.
 fn tool_list(ctx: &EntryCtx) -> Rc<ToolList> {
     let with_tasks = ctx.scope.borrow().task_allow.is_some();
-    if let Some(list) = ctx.round.borrow().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
+    if let Some(list) = ctx.conversation.round().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
         return list.clone();
     }
     let advertised = ctx.scope.borrow().advertised();
@@ -56,7 +30,7 @@ fn tool_list(ctx: &EntryCtx) -> Rc<ToolList> {
         ))
     });
     let list = Rc::new(ToolList { with_tasks, advertised, wire });
-    ctx.round.borrow_mut().tools = Some(list.clone());
+    ctx.conversation.round_mut().tools = Some(list.clone());
     list
 }
 
@@ -83,7 +57,7 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
     if c.scope.borrow().handler_depth > 0 {
         return Err(Refusal::lua("models.loop cannot run inside a local tool handler; return a value from the handler instead"));
     }
-    if c.messages.borrow().is_empty() {
+    if c.conversation.messages().is_empty() {
         return Err(Refusal::lua("models.loop needs a message to answer: add one with messages:user(text) first"));
     }
     let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrorValueKind::Model, m))?;
@@ -96,14 +70,14 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
         let count = c.scope.borrow_mut().render(&c.run.catalog).len();
         c.run.emit(Event::ToolScopeValidationSucceeded, Some(&name), crate::obj!({ "tools": count }));
     }
-    *c.round.borrow_mut() = Round::default();
+    *c.conversation.round_mut() = Round::default();
     Ok(())
 }
 
 /// One model round: the request, the reply's checks, the scope gate.
 pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let cap = ctx.run.limits.max_tool_iterations;
-    if ctx.round.borrow().rounds >= cap {
+    if ctx.conversation.round().rounds >= cap {
         return Err(Refusal::new(
             ErrorValueKind::RoundCap,
             format!("models.loop reached its round cap of {cap} rounds without a final reply"),
@@ -117,7 +91,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         s.turn += 1;
         s.turn
     };
-    ctx.round.borrow_mut().rounds += 1;
+    ctx.conversation.round_mut().rounds += 1;
     deliver_task_notices(ctx).map_err(Refusal::lua)?;
     let tools = tool_list(ctx);
     let advertised = &tools.advertised;
@@ -126,13 +100,13 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     // The host gets the whole conversation by reference and ships what it needs; the borrow
     // ends before the await (the call is made synchronously, the future owns its data).
     let call = {
-        let messages = ctx.messages.borrow();
+        let messages = ctx.conversation.messages();
         ctx.run.host.call_model_round(ModelRequest {
             role: &role,
             spec: &spec,
             section: &name,
             turn,
-            conversation: ctx.conversation,
+            conversation: ctx.conversation.id(),
             messages: &messages,
             tools: tools.wire.as_ref(),
         })
@@ -141,7 +115,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     ctx.run.emit(Event::ModelTurnCompleted, Some(&name), crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
-    *ctx.model_facts.borrow_mut() = Some((model_id.to_string(), finish.to_string()));
+    ctx.conversation.set_model_facts(model_id.to_string(), finish.to_string());
     let calls = parse_tool_calls(&reply).map_err(model_error)?;
     let content = match reply.get("content") {
         Some(Json::String(s)) => s.clone(),
@@ -151,7 +125,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let reasoning = reply.get("reasoning_content").and_then(Json::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     if calls.is_empty() {
         let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
-        if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
+        if content.is_empty() && !(stop && ctx.conversation.round().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
         ctx.push_record(Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
@@ -194,7 +168,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             Some(crate::untrusted::envelope(&format!("invalid arguments for {alias}: {why}"), &ctx.run.nonce))
         })
         .collect();
-    let mut r = ctx.round.borrow_mut();
+    let mut r = ctx.conversation.round_mut();
     r.had_calls = true;
     r.content = content;
     r.reasoning = reasoning;
@@ -205,7 +179,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
 
 /// The call at `index` (0-based) of the round in progress, if there is one.
 pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
-    let r = c.round.borrow();
+    let r = c.conversation.round();
     let (call, target) = r.calls.get(index)?;
     let refused = r.results.get(index).is_some_and(Option::is_some);
     Some(match target {
@@ -223,7 +197,7 @@ pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
 
 /// Records the text a local handler answered for the call at `index` (0-based).
 pub fn set_result(c: &EntryCtx, index: usize, text: String) {
-    if let Some(slot) = c.round.borrow_mut().results.get_mut(index) {
+    if let Some(slot) = c.conversation.round_mut().results.get_mut(index) {
         *slot = Some(text);
     }
 }
@@ -234,7 +208,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
     let turn = ctx.scope.borrow().turn;
     // A local call whose arguments were refused at the gate: its answer is ready.
     let refused = {
-        let r = ctx.round.borrow();
+        let r = ctx.conversation.round();
         match (r.calls.get(index), r.results.get(index)) {
             (Some((call, Target::Local(alias))), Some(Some(text))) => Some((call.id.clone(), alias.clone(), text.clone())),
             _ => None,
@@ -251,7 +225,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         return Ok(index + 1);
     }
     // A task built-in runs alone, in its place.
-    let builtin = ctx.round.borrow().calls.get(index).and_then(|(call, t)| match t {
+    let builtin = ctx.conversation.round().calls.get(index).and_then(|(call, t)| match t {
         Target::Task(b) => Some((*b, call.arguments.clone())),
         _ => None,
     });
@@ -260,11 +234,11 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         if let Some(stop) = ctx.run.stop.borrow().clone() {
             return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
         }
-        ctx.round.borrow_mut().results[index] = Some(text);
+        ctx.conversation.round_mut().results[index] = Some(text);
         return Ok(index + 1);
     }
     let batch: Vec<(usize, ToolCall, usize)> = {
-        let r = ctx.round.borrow();
+        let r = ctx.conversation.round();
         r.calls
             .iter()
             .enumerate()
@@ -282,7 +256,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
     }
-    let mut r = ctx.round.borrow_mut();
+    let mut r = ctx.conversation.round_mut();
     for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
         // A bound tool's failure goes back to the model as untrusted text.
         let text = match outcome {
@@ -296,7 +270,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
 
 /// Appends the round's records: one assistant record with every call, one tool record each.
 pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
-    let r = std::mem::take(&mut *c.round.borrow_mut());
+    let r = std::mem::take(&mut *c.conversation.round_mut());
     let assistant = Record {
         role: "assistant".into(),
         content: r.content,
@@ -304,7 +278,7 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         tool_call_id: None,
         reasoning: r.reasoning,
     };
-    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
+    *c.conversation.round_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
     c.push_record(assistant).map_err(Refusal::lua)?;
     for ((call, _), text) in r.calls.iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };
@@ -315,7 +289,7 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
 
 /// A local handler raised out of the loop: the round is dropped.
 pub fn abort(c: &EntryCtx) {
-    *c.round.borrow_mut() = Round::default();
+    *c.conversation.round_mut() = Round::default();
 }
 
 fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {

@@ -15,6 +15,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunShared};
+use crate::effects::conversation::Conversation;
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
@@ -94,14 +95,10 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         jump_to: Cell::new(None),
         prose_stack: RefCell::new(Vec::new()),
         prose: RefCell::new(ProseSlot::default()),
-        role: RefCell::new(None),
         loading_shared: Cell::new(false),
         loading_prelude: Cell::new(false),
         scope: RefCell::new(Default::default()),
-        messages: RefCell::new(Vec::new()),
-        conversation,
-        round: RefCell::new(Default::default()),
-        model_facts: RefCell::new(None),
+        conversation: Conversation::new(conversation),
     });
     let name = ctx.section_name().to_string();
     run.emit(Event::SectionStarted, Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));

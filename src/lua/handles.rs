@@ -30,7 +30,7 @@ impl UserData for Handle {
             }))
         });
         m.add_meta_method(MetaMethod::Len, |lua, this, ()| match this {
-            Handle::Messages => Ok(entry(lua)?.messages.borrow().len()),
+            Handle::Messages => Ok(entry(lua)?.conversation.messages().len()),
             _ => Err(mlua::Error::runtime("attempt to get length of a userdata value")),
         });
     }
@@ -75,13 +75,13 @@ fn handle_index(lua: &Lua, this: &Handle, key: &Value) -> mlua::Result<Value> {
         (Handle::Messages, "system") => appender(lua, "system"),
         (Handle::Messages, "assistant") => appender(lua, "assistant"),
         (Handle::Messages, _) => match key {
-            Value::Integer(i) if *i >= 1 && (*i as usize) <= c.messages.borrow().len() => {
+            Value::Integer(i) if *i >= 1 && (*i as usize) <= c.conversation.messages().len() => {
                 lua.create_userdata(Handle::Record(*i as usize - 1)).map(Value::UserData)
             }
             _ => Ok(Value::Nil),
         },
         (&Handle::Record(i), f) => {
-            let msgs = c.messages.borrow();
+            let msgs = c.conversation.messages();
             let r = &msgs[i];
             match f {
                 "role" => text(&r.role),

@@ -56,9 +56,8 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
         "index" => Json::from(ctx.chain.index?),
         // Present once the entry's first model round has answered (models.infer never sets them).
         "model" | "reply_finish_reason" => {
-            let facts = ctx.model_facts.borrow();
-            let (model, finish) = facts.as_ref()?;
-            Json::from(if name == "model" { model.as_str() } else { finish.as_str() })
+            let (model, finish) = ctx.conversation.model_facts()?;
+            Json::from(if name == "model" { model } else { finish })
         }
         _ => return None,
     })
