@@ -5,7 +5,7 @@
 //! new for every task.
 
 use serde_json::Value as Json;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -190,7 +190,9 @@ impl Chain {
     }
 }
 
-/// One section entry (or the H1 pass): what its fresh VM needs to know.
+/// One section entry (or the H1 pass): what its fresh VM needs to know. The entry's own state
+/// is in small parts (its prose, its conversation, its tool scope) and flags behind methods; the
+/// VM's work budget is the Lua layer's (`lua::budget`).
 pub struct EntryCtx {
     pub run: Rc<RunShared>,
     pub chain: Rc<Chain>,
@@ -199,29 +201,39 @@ pub struct EntryCtx {
     pub id: u64,
     /// The item seeded into this entry (the first section of a fanout arm or a task).
     pub item: Option<Json>,
-    /// Set by `jump`: the section the walk goes on at once this entry's block unwinds.
-    pub jump_to: Cell<Option<usize>>,
-    /// The caller's prose while a `require`d library's blocks run (innermost last).
-    pub prose_stack: RefCell<Vec<ProseSlot>>,
-    /// The block currently running: its pending prose and, once read, its rendering.
-    pub prose: RefCell<ProseSlot>,
-    /// True while the shared library replays (store calls convert arguments like Lua does).
-    pub loading_shared: Cell<bool>,
-    /// True while Pack preludes install: tool and model calls are refused.
-    pub loading_prelude: Cell<bool>,
-    /// The entry's tool scope, local tools, rendered list and call counts.
-    pub scope: RefCell<Scope>,
+    /// The prose of the block that runs, and of its callers while a `require`d library runs.
+    pub prose: Prose,
     /// The entry's conversation (`messages`), its model role and the `models.loop` round.
     pub conversation: Conversation,
-}
-
-#[derive(Default)]
-pub struct ProseSlot {
-    pub raw: String,
-    pub rendered: Option<String>,
+    /// The entry's tool scope, local tools, rendered list and call counts.
+    scope: RefCell<Scope>,
+    /// Set by `jump`: the section the walk goes on at once this entry's block unwinds.
+    jump_to: Cell<Option<usize>>,
+    /// True while the shared library replays (store calls convert arguments like Lua does).
+    loading_shared: Cell<bool>,
+    /// True while Pack preludes install: tool and model calls are refused.
+    loading_prelude: Cell<bool>,
 }
 
 impl EntryCtx {
+    /// Entry `id` of `chain` at `section` (`None`: the H1 pass) with `item` seeded, its
+    /// conversation numbered `conversation` for the host.
+    pub fn new(run: Rc<RunShared>, chain: Rc<Chain>, section: Option<usize>, id: u64, item: Option<Json>, conversation: u64) -> EntryCtx {
+        EntryCtx {
+            run,
+            chain,
+            section,
+            id,
+            item,
+            prose: Prose::default(),
+            conversation: Conversation::new(conversation),
+            scope: RefCell::new(Scope::default()),
+            jump_to: Cell::new(None),
+            loading_shared: Cell::new(false),
+            loading_prelude: Cell::new(false),
+        }
+    }
+
     pub fn heading(&self) -> String {
         match self.section {
             Some(i) => self.run.prompt.sections[i].heading.clone(),
@@ -243,8 +255,43 @@ impl EntryCtx {
         self.section.is_none()
     }
 
+    pub fn scope(&self) -> Ref<'_, Scope> {
+        self.scope.borrow()
+    }
+
+    pub fn scope_mut(&self) -> RefMut<'_, Scope> {
+        self.scope.borrow_mut()
+    }
+
+    /// `jump(target)`: the walk goes on at `section` once the block has unwound.
+    pub fn jump(&self, section: usize) {
+        self.jump_to.set(Some(section));
+    }
+
+    /// Whether a `jump` is unwinding the block (a control signal, like a stop).
+    pub fn is_jumping(&self) -> bool {
+        self.jump_to.get().is_some()
+    }
+
+    /// The section a `jump` named, once: the block runner ends the entry with it.
+    pub fn take_jump(&self) -> Option<usize> {
+        self.jump_to.take()
+    }
+
     pub fn loading_shared(&self) -> bool {
         self.loading_shared.get()
+    }
+
+    pub fn set_loading_shared(&self, loading: bool) {
+        self.loading_shared.set(loading);
+    }
+
+    pub fn loading_prelude(&self) -> bool {
+        self.loading_prelude.get()
+    }
+
+    pub fn set_loading_prelude(&self, loading: bool) {
+        self.loading_prelude.set(loading);
     }
 
     /// Charges `delta` bytes of `kind` to the chain's meter (`effects::memory`). When refused,
@@ -284,5 +331,51 @@ impl EntryCtx {
             format!("memory ceiling of {} bytes exceeded in section {}: {}", refused.ceiling, heading, refused.describe()),
         )
         .in_section(&heading)
+    }
+}
+
+/// An entry's prose: the block's pending prose and, once read, its rendering; while a `require`d
+/// library's blocks run, theirs, with the callers' kept (innermost last).
+#[derive(Default)]
+pub struct Prose {
+    current: RefCell<ProseSlot>,
+    callers: RefCell<Vec<ProseSlot>>,
+}
+
+#[derive(Default)]
+struct ProseSlot {
+    raw: String,
+    rendered: Option<String>,
+}
+
+impl Prose {
+    /// A block starts: `raw` is its pending prose, not rendered yet.
+    pub fn start(&self, raw: String) {
+        *self.current.borrow_mut() = ProseSlot { raw, rendered: None };
+    }
+
+    pub fn raw(&self) -> String {
+        self.current.borrow().raw.clone()
+    }
+
+    /// The rendering, once the block has read `prose`.
+    pub fn rendered(&self) -> Option<Ref<'_, str>> {
+        Ref::filter_map(self.current.borrow(), |slot| slot.rendered.as_deref()).ok()
+    }
+
+    pub fn set_rendered(&self, text: String) {
+        self.current.borrow_mut().rendered = Some(text);
+    }
+
+    /// A library block's prose replaces the caller's while it runs ([`Prose::pop`] restores it).
+    pub fn push(&self, raw: String) {
+        let caller = std::mem::replace(&mut *self.current.borrow_mut(), ProseSlot { raw, rendered: None });
+        self.callers.borrow_mut().push(caller);
+    }
+
+    pub fn pop(&self) {
+        if let Some(caller) = self.callers.borrow_mut().pop() {
+            *self.current.borrow_mut() = caller;
+        }
     }
 }

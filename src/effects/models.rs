@@ -29,7 +29,7 @@ pub fn select_role(ctx: &EntryCtx, role: String, default: bool) -> Result<(), St
         *ctx.run.default_role.borrow_mut() = Some(role);
     } else {
         // One model per section entry: the conversation is bound to it from the first round on.
-        if ctx.scope.borrow().turn > 0 {
+        if ctx.scope().turn > 0 {
             return Err("models.use: the section's model is fixed at its first model round; use another section for another model".into());
         }
         ctx.conversation.set_role(role);

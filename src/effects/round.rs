@@ -19,11 +19,11 @@ use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
 /// The tool list of the current round: the loop's, unless the task built-ins came or went.
 fn tool_list(ctx: &EntryCtx) -> Rc<ToolList> {
-    let with_tasks = ctx.scope.borrow().task_allow.is_some();
+    let with_tasks = ctx.scope().task_allow.is_some();
     if let Some(list) = ctx.conversation.round().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
         return list.clone();
     }
-    let advertised = ctx.scope.borrow().advertised();
+    let advertised = ctx.scope().advertised();
     let wire = (!advertised.is_empty()).then(|| {
         Rc::new(Json::Array(
             advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
@@ -54,7 +54,7 @@ pub enum PendingCall {
 
 /// Checks and the render before the first round of a `models.loop` call.
 pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
-    if c.scope.borrow().handler_depth > 0 {
+    if c.scope().handler_depth > 0 {
         return Err(Refusal::lua("models.loop cannot run inside a local tool handler; return a value from the handler instead"));
     }
     if c.conversation.messages().is_empty() {
@@ -64,10 +64,10 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
     if !c.run.host.has_model(&role, &models::spec_of(c, &role)) {
         return Err(Refusal::new(ErrorValueKind::Model, format!("no model is bound to the role {role}")));
     }
-    if c.scope.borrow().rendered.is_none() {
+    if c.scope().rendered.is_none() {
         let name = c.section_name().to_string();
         c.run.emit(Event::ToolScopeValidationStarted, Some(&name), crate::obj!({}));
-        let count = c.scope.borrow_mut().render(&c.run.catalog).len();
+        let count = c.scope_mut().render(&c.run.catalog).len();
         c.run.emit(Event::ToolScopeValidationSucceeded, Some(&name), crate::obj!({ "tools": count }));
     }
     *c.conversation.round_mut() = Round::default();
@@ -87,7 +87,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let role = models::resolve_role(ctx).map_err(model_error)?;
     let spec = models::spec_of(ctx, &role);
     let turn = {
-        let mut s = ctx.scope.borrow_mut();
+        let mut s = ctx.scope_mut();
         s.turn += 1;
         s.turn
     };
@@ -185,12 +185,9 @@ pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
     Some(match target {
         // A refused local call is answered by the engine, as catalog calls are.
         Target::Local(_) if refused => PendingCall::Catalog,
-        Target::Local(alias) => PendingCall::Local {
-            alias: alias.clone(),
-            arguments: call.arguments.clone(),
-            call_id: call.id.clone(),
-            turn: c.scope.borrow().turn,
-        },
+        Target::Local(alias) => {
+            PendingCall::Local { alias: alias.clone(), arguments: call.arguments.clone(), call_id: call.id.clone(), turn: c.scope().turn }
+        }
         Target::Catalog(_) | Target::Task(_) => PendingCall::Catalog,
     })
 }
@@ -205,7 +202,7 @@ pub fn set_result(c: &EntryCtx, index: usize, text: String) {
 /// Runs the catalog calls of the round from `index` (0-based) up to the next local call,
 /// concurrently; answers the index of the next call.
 pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Refusal> {
-    let turn = ctx.scope.borrow().turn;
+    let turn = ctx.scope().turn;
     // A local call whose arguments were refused at the gate: its answer is ready.
     let refused = {
         let r = ctx.conversation.round();

@@ -47,7 +47,7 @@ fn model_task(ctx: &EntryCtx, id: &str) -> Option<Rc<Task>> {
 }
 
 fn start(ctx: &EntryCtx, target: String, input: Option<String>) -> String {
-    let allow = ctx.scope.borrow().task_allow.clone();
+    let allow = ctx.scope().task_allow.clone();
     if let Some(TaskAllow::Only(list)) = &allow {
         if !list.iter().any(|t| t == target.trim()) {
             let targets: Vec<String> = list.iter().map(|t| format!("`{t}`")).collect();

@@ -8,14 +8,12 @@
 use futures::future::poll_fn;
 use mlua::{AnyUserData, Lua, MultiValue, Value};
 use serde_json::Value as Json;
-use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunShared};
-use crate::effects::conversation::Conversation;
+use crate::effects::context::{backend_failure, Chain, EntryCtx, RunShared};
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
 use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
@@ -86,20 +84,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     // However the entry ends (even dropped mid-await when its task is cancelled), the host's
     // copy of its conversation goes with it.
     let _ended = ConversationEnd(run.clone(), conversation);
-    let ctx = Rc::new(EntryCtx {
-        run: run.clone(),
-        chain: chain.clone(),
-        section,
-        id,
-        item,
-        jump_to: Cell::new(None),
-        prose_stack: RefCell::new(Vec::new()),
-        prose: RefCell::new(ProseSlot::default()),
-        loading_shared: Cell::new(false),
-        loading_prelude: Cell::new(false),
-        scope: RefCell::new(Default::default()),
-        conversation: Conversation::new(conversation),
-    });
+    let ctx = Rc::new(EntryCtx::new(run.clone(), chain.clone(), section, id, item, conversation));
     let name = ctx.section_name().to_string();
     run.emit(Event::SectionStarted, Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
     let body = match section {
@@ -134,10 +119,10 @@ async fn prepare_vm(ctx: &Rc<EntryCtx>) -> Result<Vm, RunError> {
     }
     if let Some(shared) = &ctx.run.prompt.shared {
         // The shared library's top-level return is discarded: the replay is a library load.
-        *ctx.prose.borrow_mut() = ProseSlot::default();
-        ctx.loading_shared.set(true);
+        ctx.prose.start(String::new());
+        ctx.set_loading_shared(true);
         let replayed = run_chunk(ctx, &vm, shared, "lua shared").await;
-        ctx.loading_shared.set(false);
+        ctx.set_loading_shared(false);
         replayed?;
     }
     Ok(vm)
@@ -167,7 +152,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     }
     let vm = prepare_vm(ctx).await?;
     for block in &body.blocks {
-        *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
+        ctx.prose.start(block.prose.clone());
         let values = match run_chunk(ctx, &vm, &block.lua, &ctx.heading()).await? {
             Flow::Values(values) => values,
             Flow::Jump(target) => {
@@ -244,7 +229,7 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(stop);
     }
-    if let Some(target) = ctx.jump_to.take() {
+    if let Some(target) = ctx.take_jump() {
         return Ok(Flow::Jump(target));
     }
     let mut values = outcome.map_err(|e| lua::setup_error(ctx, e))?;

@@ -10,7 +10,7 @@ use super::env::{fail, ok, Answer, Args, Env, Marks};
 use super::source::load_text;
 use super::values::convert;
 use crate::effects::chains::{self, ChainStart, Delivered, Worker};
-use crate::effects::context::{EntryCtx, ProseSlot};
+use crate::effects::context::EntryCtx;
 use crate::effects::tasks::{first_finished, Starter, Task};
 use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 
@@ -32,7 +32,7 @@ pub fn jump(lua: &Lua, env: &Env, reference: &Value) -> Answer {
         ctx.run.stop_with(RunError::new(RunErrorKind::Lua, message).in_section(&ctx.heading()));
         return fail(lua, ErrorValueKind::Lua, message);
     }
-    if ctx.scope.borrow().handler_depth > 0 {
+    if ctx.scope().handler_depth > 0 {
         return fail(
             lua,
             ErrorValueKind::Lua,
@@ -41,7 +41,7 @@ pub fn jump(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     }
     match target(ctx, "jump", reference) {
         Ok(i) => {
-            ctx.jump_to.set(Some(i));
+            ctx.jump(i);
             fail(lua, ErrorValueKind::Lua, "jump")
         }
         Err(m) => fail(lua, ErrorValueKind::Lua, m),
@@ -78,17 +78,12 @@ pub fn prose_push(lua: &Lua, env: &Env, raw: &Value) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         _ => String::new(),
     };
-    let ctx = &env.ctx;
-    let caller = std::mem::replace(&mut *ctx.prose.borrow_mut(), ProseSlot { raw, rendered: None });
-    ctx.prose_stack.borrow_mut().push(caller);
+    env.ctx.prose.push(raw);
     ok(lua, ())
 }
 
 pub fn prose_pop(lua: &Lua, env: &Env) -> Answer {
-    let ctx = &env.ctx;
-    if let Some(caller) = ctx.prose_stack.borrow_mut().pop() {
-        *ctx.prose.borrow_mut() = caller;
-    }
+    env.ctx.prose.pop();
     ok(lua, ())
 }
 

@@ -19,7 +19,7 @@ pub fn is_control(lua: &Lua, env: &Env, err: &Value) -> Answer {
     if is_memory_error(err) {
         c.run.stop_with(memory_limit_error(c).in_section(&c.heading()));
     }
-    (c.run.stopped() || c.jump_to.get().is_some()).into_lua_multi(lua)
+    (c.run.stopped() || c.is_jumping()).into_lua_multi(lua)
 }
 
 /// Whether an error is a failed allocation: Lua's own memory error (its preallocated message),

@@ -331,7 +331,7 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
         SuspendOp::StoreDelete => Box::pin(store_api::call(&lua, &ctx, StoreOp::Delete, a)),
         SuspendOp::StoreExists => Box::pin(store_api::call(&lua, &ctx, StoreOp::Exists, a)),
         SuspendOp::StoreGlob => Box::pin(store_api::call(&lua, &ctx, StoreOp::Glob, a)),
-        _ if ctx.loading_prelude.get() => {
+        _ if ctx.loading_prelude() => {
             return fail(&lua, ErrorValueKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
         }
         SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),

@@ -52,6 +52,6 @@ pub fn load_prelude(lua: &Lua, source: &Value, id: &Value, env: &Value) -> Answe
 
 /// bootstrap.lua says when a prelude starts and stops loading (suspending calls are refused).
 pub fn prelude_loading(env: &Env, loading: &Value) -> Answer {
-    env.ctx.loading_prelude.set(matches!(loading, Value::Boolean(true)));
+    env.ctx.set_loading_prelude(matches!(loading, Value::Boolean(true)));
     Ok(MultiValue::new())
 }

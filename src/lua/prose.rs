@@ -14,15 +14,15 @@ use crate::subst::{self, Global, Resolver};
 /// The first read of `prose` in a block renders it; later reads return the same string.
 pub fn read_prose(lua: &Lua, env: &Env) -> Answer {
     let (ctx, marks) = (&env.ctx, &env.marks);
-    if let Some(text) = &ctx.prose.borrow().rendered {
-        return ok(lua, text.as_str());
+    if let Some(text) = ctx.prose.rendered() {
+        return ok(lua, &*text);
     }
-    let raw = ctx.prose.borrow().raw.clone();
+    let raw = ctx.prose.raw();
     let argv = ctx.chain.argv.borrow().clone();
     let mut resolver = LuaResolver { lua, ctx, marks, argv };
     match subst::render(&raw, &mut resolver) {
         Ok(text) => {
-            ctx.prose.borrow_mut().rendered = Some(text.clone());
+            ctx.prose.set_rendered(text.clone());
             ok(lua, text)
         }
         Err(e) => fail(lua, ErrorValueKind::Lua, e.to_string()),

@@ -62,7 +62,7 @@ pub fn packs_list(lua: &Lua, env: &Env, required: &Value) -> Answer {
 
 /// Whether `tools.calls` exists yet (after the entry's first tool call). A plain boolean.
 pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
-    env.ctx.scope.borrow().calls.is_some().into_lua_multi(lua)
+    env.ctx.scope().calls.is_some().into_lua_multi(lua)
 }
 
 /// Whether a local tool handler is running. A plain boolean.
@@ -73,7 +73,7 @@ pub fn allow_tasks(lua: &Lua, env: &Env, targets: &Value) -> Answer {
         Value::Table(t) => TaskAllow::Only(convert::sequence(t).iter().map(|v| convert::key_text(v).trim().to_string()).collect()),
         _ => TaskAllow::Any,
     };
-    env.ctx.scope.borrow_mut().task_allow = Some(allow);
+    env.ctx.scope_mut().task_allow = Some(allow);
     ok(lua, ())
 }
 
@@ -141,7 +141,7 @@ fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
 /// What `tools.offer` and `packs.offer` share: the refusal once the list is rendered (checked
 /// before the arguments), one argument only, and the entries it names (one, or a list's sequence).
 fn offer_entries(ctx: &EntryCtx, call: &str, one: &str, args: &mlua::MultiValue) -> Result<Vec<Value>, String> {
-    if ctx.scope.borrow().rendered.is_some() {
+    if ctx.scope().rendered.is_some() {
         return Err(format!("{call}: {FIXED_LIST}"));
     }
     if let Some(extra) = args.get(1) {
@@ -164,7 +164,7 @@ pub fn tools_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
         .and_then(|entries| entries.iter().map(|v| offer_entry(ctx, v, "tools.offer")).collect());
     match picked {
         Ok(picked) => {
-            let mut s = ctx.scope.borrow_mut();
+            let mut s = ctx.scope_mut();
             for i in picked {
                 s.offer_tool(i);
             }
@@ -222,7 +222,7 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
         };
         picked.push(idx);
     }
-    let mut s = ctx.scope.borrow_mut();
+    let mut s = ctx.scope_mut();
     for i in picked {
         s.offer_pack(i);
     }
@@ -232,7 +232,7 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
 /// `tools.offer_local(alias, description, params, handler)`: bootstrap.lua keeps the handler.
 pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, params: &Value, handler: &Value) -> Answer {
     let ctx = &env.ctx;
-    if ctx.scope.borrow().rendered.is_some() {
+    if ctx.scope().rendered.is_some() {
         return fail(lua, ErrorValueKind::Lua, format!("tools.offer_local: {FIXED_LIST}"));
     }
     let Value::String(alias) = alias else {
@@ -255,7 +255,7 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
     if !crate::ids::is_alias(&alias) {
         return fail(lua, ErrorValueKind::Lua, format!("invalid alias {alias:?}: expected {}", crate::ids::ALIAS_GRAMMAR));
     }
-    if ctx.scope.borrow().locals.iter().any(|l| l.alias == alias) {
+    if ctx.scope().locals.iter().any(|l| l.alias == alias) {
         return fail(lua, ErrorValueKind::Lua, format!("tools.offer_local alias {alias:?} is already registered"));
     }
     let mut list = Vec::new();
@@ -303,11 +303,7 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
         }
         list.push((name, ty, description));
     }
-    ctx.scope.borrow_mut().locals.push(LocalTool {
-        alias,
-        description: description.to_string_lossy(),
-        parameters: tools::local_schema(&list),
-    });
+    ctx.scope_mut().locals.push(LocalTool { alias, description: description.to_string_lossy(), parameters: tools::local_schema(&list) });
     ok(lua, ())
 }
 
@@ -347,7 +343,7 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
     }
     // `true, alias, args` for a local tool (bootstrap.lua runs its handler); `false, index,
     // args as JSON text, the name used` for a catalog tool (the `tool` suspension runs it).
-    if ctx.scope.borrow().locals.iter().any(|l| l.alias == name) {
+    if ctx.scope().locals.iter().any(|l| l.alias == name) {
         return ok(lua, (true, name.as_str(), convert::to_lua(lua, &json_args, marks)?));
     }
     match ctx.run.catalog.tool(&name) {
@@ -369,7 +365,7 @@ pub fn calls_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         other => lua_type(other).to_string(),
     };
-    let s = ctx.scope.borrow();
+    let s = ctx.scope();
     let Some(calls) = &s.calls else { return ok(lua, Value::Nil) };
     if let Some(n) = calls.get(&k) {
         return ok(lua, *n);
