@@ -1,4 +1,6 @@
-//! Run errors: how a failed run is classified and described to the host.
+//! Errors at their two levels: [`RunErrorKind`], how a failed run is classified for the host, and
+//! [`ErrorValueKind`], the `kind` of an error value a prompt can catch; an uncaught error value
+//! ends the run with the run error kind [`ErrorValueKind::run_kind`] maps it to.
 
 use std::fmt;
 
@@ -38,7 +40,7 @@ impl RunErrorKind {
 /// The `kind` of an error value a prompt can catch with `pcall` (`002`, `004`): what Rust hands
 /// bootstrap.lua to raise, and what the block runner reads back when nothing caught it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrKind {
+pub enum ErrorValueKind {
     Lua,
     Tool,
     /// `tools.call` named no tool of the run (the value carries `name`).
@@ -52,46 +54,48 @@ pub enum ErrKind {
     Cancelled,
 }
 
-impl ErrKind {
-    const ALL: [ErrKind; 8] = [
-        ErrKind::Lua,
-        ErrKind::Tool,
-        ErrKind::UnboundTool,
-        ErrKind::OutOfScopeTool,
-        ErrKind::RoundCap,
-        ErrKind::Store,
-        ErrKind::Model,
-        ErrKind::Cancelled,
+impl ErrorValueKind {
+    const ALL: [ErrorValueKind; 8] = [
+        ErrorValueKind::Lua,
+        ErrorValueKind::Tool,
+        ErrorValueKind::UnboundTool,
+        ErrorValueKind::OutOfScopeTool,
+        ErrorValueKind::RoundCap,
+        ErrorValueKind::Store,
+        ErrorValueKind::Model,
+        ErrorValueKind::Cancelled,
     ];
 
     /// The text of the error value's `kind` field.
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrKind::Lua => "lua",
-            ErrKind::Tool => "tool",
-            ErrKind::UnboundTool => "unbound_tool",
-            ErrKind::OutOfScopeTool => "out_of_scope_tool",
-            ErrKind::RoundCap => "round_cap",
-            ErrKind::Store => "store",
-            ErrKind::Model => "model",
-            ErrKind::Cancelled => "cancelled",
+            ErrorValueKind::Lua => "lua",
+            ErrorValueKind::Tool => "tool",
+            ErrorValueKind::UnboundTool => "unbound_tool",
+            ErrorValueKind::OutOfScopeTool => "out_of_scope_tool",
+            ErrorValueKind::RoundCap => "round_cap",
+            ErrorValueKind::Store => "store",
+            ErrorValueKind::Model => "model",
+            ErrorValueKind::Cancelled => "cancelled",
         }
     }
 
     /// The kind an error value's `kind` field names (`None` for text no Engine error carries:
     /// a prompt's own error table).
-    pub fn from_field(text: &str) -> Option<ErrKind> {
-        ErrKind::ALL.into_iter().find(|k| k.as_str() == text)
+    pub fn from_field(text: &str) -> Option<ErrorValueKind> {
+        ErrorValueKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
     /// The run error an uncaught error value of this kind ends the run with.
     pub fn run_kind(self) -> RunErrorKind {
         match self {
-            ErrKind::Tool | ErrKind::UnboundTool | ErrKind::OutOfScopeTool | ErrKind::RoundCap => RunErrorKind::Tool,
-            ErrKind::Store => RunErrorKind::Vfs,
-            ErrKind::Model => RunErrorKind::Model,
-            ErrKind::Cancelled => RunErrorKind::Cancelled,
-            ErrKind::Lua => RunErrorKind::Lua,
+            ErrorValueKind::Tool | ErrorValueKind::UnboundTool | ErrorValueKind::OutOfScopeTool | ErrorValueKind::RoundCap => {
+                RunErrorKind::Tool
+            }
+            ErrorValueKind::Store => RunErrorKind::Vfs,
+            ErrorValueKind::Model => RunErrorKind::Model,
+            ErrorValueKind::Cancelled => RunErrorKind::Cancelled,
+            ErrorValueKind::Lua => RunErrorKind::Lua,
         }
     }
 }
@@ -122,8 +126,8 @@ impl RunError {
     }
 
     /// The error value's kind, when an error value ended the chain.
-    pub fn value_kind(&self) -> Option<ErrKind> {
-        self.value.as_ref()?.get("kind")?.as_str().and_then(ErrKind::from_field)
+    pub fn value_kind(&self) -> Option<ErrorValueKind> {
+        self.value.as_ref()?.get("kind")?.as_str().and_then(ErrorValueKind::from_field)
     }
 
     pub fn in_section(mut self, heading: &str) -> Self {

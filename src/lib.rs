@@ -27,6 +27,7 @@ pub mod json_text;
 pub mod lua;
 pub mod parse;
 pub mod prompt;
+pub mod seed_ids;
 mod small_alloc;
 pub mod store;
 pub mod subst;

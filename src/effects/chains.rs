@@ -12,11 +12,12 @@ use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::context::{Chain, EntryCtx, Identity, RunShared, MAX_DEPTH};
+use super::context::{Chain, EntryCtx, RunShared, MAX_DEPTH};
 use super::events::Event;
+use super::identity::Identity;
 use super::memory::{json_size, Held, Meter};
 use super::tasks::{first_finished, Starter, Task, TaskEnd};
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::prompt::Prompt;
 
 /// argv for an argument string (`001`, "When argv is nil"): without `args:` the implicit
@@ -103,7 +104,7 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
     let item = start.item.clone();
     let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
     let (abort, registration) = AbortHandle::new_pair();
-    let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.clone(), abort));
+    let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.identity.clone(), abort));
     owner.tasks.borrow_mut().push(task.clone());
 
     let s = &run.prompt.sections[section];
@@ -151,7 +152,7 @@ pub fn join(owner: &Identity, task: &Task) {
     if task.joined.replace(true) {
         return;
     }
-    owner.join(&task.chain.identity);
+    owner.join(&task.identity);
 }
 
 /// A chain's end joins every task it owns, waiting for those still running.
@@ -189,11 +190,11 @@ pub fn error_value(e: &RunError) -> Json {
         Some(v) => (**v).clone(),
         None => {
             let kind = match e.kind {
-                RunErrorKind::Tool => ErrKind::Tool,
-                RunErrorKind::Model => ErrKind::Model,
-                RunErrorKind::Vfs => ErrKind::Store,
-                RunErrorKind::Cancelled => ErrKind::Cancelled,
-                _ => ErrKind::Lua,
+                RunErrorKind::Tool => ErrorValueKind::Tool,
+                RunErrorKind::Model => ErrorValueKind::Model,
+                RunErrorKind::Vfs => ErrorValueKind::Store,
+                RunErrorKind::Cancelled => ErrorValueKind::Cancelled,
+                _ => ErrorValueKind::Lua,
             };
             crate::obj!({ "kind": kind.as_str(), "message": e.message })
         }
@@ -218,7 +219,7 @@ pub fn delivered(task: &Task) -> Delivered {
             ok: false,
             text: String::new(),
             item: task.item.clone(),
-            exhausted: e.value_kind() == Some(ErrKind::RoundCap),
+            exhausted: e.value_kind() == Some(ErrorValueKind::RoundCap),
             error: Some(error_value(e)),
             running: false,
         },
@@ -230,7 +231,7 @@ pub fn delivered(task: &Task) -> Delivered {
 pub fn is_hard(end: &TaskEnd) -> bool {
     match &end.outcome {
         Ok(_) => false,
-        Err(e) => e.value_kind() != Some(ErrKind::RoundCap),
+        Err(e) => e.value_kind() != Some(ErrorValueKind::RoundCap),
     }
 }
 

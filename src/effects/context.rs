@@ -5,23 +5,23 @@
 //! new for every task.
 
 use serde_json::Value as Json;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 
-use super::memory::Meter;
+use super::conversation::Conversation;
+use super::identity::Identity;
+use super::memory::{self, Held, Meter, Refused};
 use super::tasks::{Task, TaskPool};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
 use crate::prompt::Prompt;
-use crate::store::claims::Clock;
 use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
 use crate::tools::{Record, Scope};
 
 use super::events::Event;
-use super::round::Round;
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -159,50 +159,6 @@ impl RunShared {
     }
 }
 
-/// A store identity: the chain id claims and task ids are named by, its place in the run's
-/// order, and the count of tasks it started. A `call` shares its caller's.
-pub struct Identity {
-    /// `0` for the main chain (H1 included), `0.k` for its k-th task, `0.k.j` below.
-    pub id: String,
-    /// Shared, copied on write: a store call keeps the clock it started with while it waits,
-    /// without holding a borrow across the wait.
-    clock: RefCell<Rc<Clock>>,
-    next_task: Cell<u32>,
-}
-
-impl Identity {
-    pub fn new(id: String, clock: Clock) -> Rc<Identity> {
-        Rc::new(Identity { id, clock: RefCell::new(Rc::new(clock)), next_task: Cell::new(0) })
-    }
-
-    /// The id of this identity's next task (`0.k`).
-    pub fn next_task_id(&self) -> String {
-        let k = self.next_task.get();
-        self.next_task.set(k + 1);
-        format!("{}.{k}", self.id)
-    }
-
-    /// The identity's clock as it stands now.
-    pub fn clock(&self) -> Rc<Clock> {
-        self.clock.borrow().clone()
-    }
-
-    /// A fork: the clock a new task `id` starts from; this identity's own epoch moves on, so what
-    /// it does from now on is not ordered before the task.
-    pub fn fork(&self, id: &str) -> Clock {
-        let mut clock = self.clock.borrow_mut();
-        let forked = Clock::forked(&clock, id);
-        Rc::make_mut(&mut clock).tick(&self.id);
-        forked
-    }
-
-    /// A join: everything `other` was ordered after, this identity is now ordered after too.
-    pub fn join(&self, other: &Identity) {
-        let theirs = other.clock();
-        Rc::make_mut(&mut self.clock.borrow_mut()).join(&theirs);
-    }
-}
-
 /// One chain: the main walk (H1 pass included), a `call`, a task or a fanout arm.
 pub struct Chain {
     pub identity: Rc<Identity>,
@@ -234,7 +190,9 @@ impl Chain {
     }
 }
 
-/// One section entry (or the H1 pass): what its fresh VM needs to know.
+/// One section entry (or the H1 pass): what its fresh VM needs to know. The entry's own state
+/// is in small parts (its prose, its conversation, its tool scope) and flags behind methods; the
+/// VM's work budget is the Lua layer's (`lua::budget`).
 pub struct EntryCtx {
     pub run: Rc<RunShared>,
     pub chain: Rc<Chain>,
@@ -243,47 +201,39 @@ pub struct EntryCtx {
     pub id: u64,
     /// The item seeded into this entry (the first section of a fanout arm or a task).
     pub item: Option<Json>,
-    /// Set by `jump`: the section the walk goes on at once this entry's block unwinds.
-    pub jump_to: Cell<Option<usize>>,
-    /// The caller's prose while a `require`d library's blocks run (innermost last).
-    pub prose_stack: RefCell<Vec<ProseSlot>>,
-    /// The block currently running: its pending prose and, once read, its rendering.
-    pub prose: RefCell<ProseSlot>,
-    /// Budget units the current block has spent (`lua::budget`: about one per VM instruction).
-    pub instructions: Cell<u64>,
-    /// Units since the block last gave the host's event loop a turn.
-    pub since_yield: Cell<u64>,
-    /// The host clock (`Host::now_ms`) when the block last gave the event loop a turn.
-    pub last_turn_ms: Cell<f64>,
-    /// A turn is due: the next VM instruction where Lua can yield asks for it.
-    pub yield_pending: Cell<bool>,
-    /// Set by the hook when it asked Lua to yield for a time slice.
-    pub slice_yield: Cell<bool>,
-    /// `models.use(role)` for this entry.
-    pub role: RefCell<Option<String>>,
-    /// True while the shared library replays (store calls convert arguments like Lua does).
-    pub loading_shared: Cell<bool>,
-    /// True while Pack preludes install: tool and model calls are refused.
-    pub loading_prelude: Cell<bool>,
+    /// The prose of the block that runs, and of its callers while a `require`d library runs.
+    pub prose: Prose,
+    /// The entry's conversation (`messages`), its model role and the `models.loop` round.
+    pub conversation: Conversation,
     /// The entry's tool scope, local tools, rendered list and call counts.
-    pub scope: RefCell<Scope>,
-    /// The entry's conversation (`messages`): append-only, the truth a host's copy follows.
-    pub messages: RefCell<Vec<Record>>,
-    /// The conversation's id for the host (`Host::call_model_round`), unique within the run.
-    pub conversation: u64,
-    /// The `models.loop` round in progress.
-    pub round: RefCell<Round>,
-    /// `sys.model` and `sys.reply_finish_reason`, set by the entry's model rounds.
-    pub model_facts: RefCell<Option<(String, String)>>,
-}
-
-#[derive(Default)]
-pub struct ProseSlot {
-    pub raw: String,
-    pub rendered: Option<String>,
+    scope: RefCell<Scope>,
+    /// Set by `jump`: the section the walk goes on at once this entry's block unwinds.
+    jump_to: Cell<Option<usize>>,
+    /// True while the shared library replays (store calls convert arguments like Lua does).
+    loading_shared: Cell<bool>,
+    /// True while Pack preludes install: tool and model calls are refused.
+    loading_prelude: Cell<bool>,
 }
 
 impl EntryCtx {
+    /// Entry `id` of `chain` at `section` (`None`: the H1 pass) with `item` seeded, its
+    /// conversation numbered `conversation` for the host.
+    pub fn new(run: Rc<RunShared>, chain: Rc<Chain>, section: Option<usize>, id: u64, item: Option<Json>, conversation: u64) -> EntryCtx {
+        EntryCtx {
+            run,
+            chain,
+            section,
+            id,
+            item,
+            prose: Prose::default(),
+            conversation: Conversation::new(conversation),
+            scope: RefCell::new(Scope::default()),
+            jump_to: Cell::new(None),
+            loading_shared: Cell::new(false),
+            loading_prelude: Cell::new(false),
+        }
+    }
+
     pub fn heading(&self) -> String {
         match self.section {
             Some(i) => self.run.prompt.sections[i].heading.clone(),
@@ -305,7 +255,127 @@ impl EntryCtx {
         self.section.is_none()
     }
 
+    pub fn scope(&self) -> Ref<'_, Scope> {
+        self.scope.borrow()
+    }
+
+    pub fn scope_mut(&self) -> RefMut<'_, Scope> {
+        self.scope.borrow_mut()
+    }
+
+    /// `jump(target)`: the walk goes on at `section` once the block has unwound.
+    pub fn jump(&self, section: usize) {
+        self.jump_to.set(Some(section));
+    }
+
+    /// Whether a `jump` is unwinding the block (a control signal, like a stop).
+    pub fn is_jumping(&self) -> bool {
+        self.jump_to.get().is_some()
+    }
+
+    /// The section a `jump` named, once: the block runner ends the entry with it.
+    pub fn take_jump(&self) -> Option<usize> {
+        self.jump_to.take()
+    }
+
     pub fn loading_shared(&self) -> bool {
         self.loading_shared.get()
+    }
+
+    pub fn set_loading_shared(&self, loading: bool) {
+        self.loading_shared.set(loading);
+    }
+
+    pub fn loading_prelude(&self) -> bool {
+        self.loading_prelude.get()
+    }
+
+    pub fn set_loading_prelude(&self, loading: bool) {
+        self.loading_prelude.set(loading);
+    }
+
+    /// Charges `delta` bytes of `kind` to the chain's meter (`effects::memory`). When refused,
+    /// the run stops with the `Limit` error and its message comes back for the failing call.
+    pub fn hold(&self, kind: Held, delta: i64) -> Result<(), String> {
+        match self.chain.memory.charge(kind, delta) {
+            Ok(()) => Ok(()),
+            Err(refused) => {
+                let err = self.refused_error(&refused);
+                let message = err.message.clone();
+                self.run.stop_with(err);
+                Err(message)
+            }
+        }
+    }
+
+    /// [`EntryCtx::hold`] for code that knows the total: `kind` now holds `bytes`.
+    pub fn hold_total(&self, kind: Held, bytes: usize) -> Result<(), String> {
+        let now = self.chain.memory.held_by(kind);
+        self.hold(kind, bytes as i64 - now as i64)
+    }
+
+    /// Appends a record to the entry's conversation, charging it against the memory ceiling first.
+    /// When refused, the run stops with the `Limit` error (its message comes back) and nothing is
+    /// appended.
+    pub fn push_record(&self, record: Record) -> Result<(), String> {
+        self.hold(Held::Messages, memory::record_size(&record) as i64)?;
+        self.conversation.push(record);
+        Ok(())
+    }
+
+    /// The error a refused charge ends the run with.
+    fn refused_error(&self, refused: &Refused) -> RunError {
+        let heading = self.heading();
+        RunError::new(
+            RunErrorKind::Limit,
+            format!("memory ceiling of {} bytes exceeded in section {}: {}", refused.ceiling, heading, refused.describe()),
+        )
+        .in_section(&heading)
+    }
+}
+
+/// An entry's prose: the block's pending prose and, once read, its rendering; while a `require`d
+/// library's blocks run, theirs, with the callers' kept (innermost last).
+#[derive(Default)]
+pub struct Prose {
+    current: RefCell<ProseSlot>,
+    callers: RefCell<Vec<ProseSlot>>,
+}
+
+#[derive(Default)]
+struct ProseSlot {
+    raw: String,
+    rendered: Option<String>,
+}
+
+impl Prose {
+    /// A block starts: `raw` is its pending prose, not rendered yet.
+    pub fn start(&self, raw: String) {
+        *self.current.borrow_mut() = ProseSlot { raw, rendered: None };
+    }
+
+    pub fn raw(&self) -> String {
+        self.current.borrow().raw.clone()
+    }
+
+    /// The rendering, once the block has read `prose`.
+    pub fn rendered(&self) -> Option<Ref<'_, str>> {
+        Ref::filter_map(self.current.borrow(), |slot| slot.rendered.as_deref()).ok()
+    }
+
+    pub fn set_rendered(&self, text: String) {
+        self.current.borrow_mut().rendered = Some(text);
+    }
+
+    /// A library block's prose replaces the caller's while it runs ([`Prose::pop`] restores it).
+    pub fn push(&self, raw: String) {
+        let caller = std::mem::replace(&mut *self.current.borrow_mut(), ProseSlot { raw, rendered: None });
+        self.callers.borrow_mut().push(caller);
+    }
+
+    pub fn pop(&self) {
+        if let Some(caller) = self.callers.borrow_mut().pop() {
+            *self.current.borrow_mut() = caller;
+        }
     }
 }

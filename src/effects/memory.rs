@@ -22,9 +22,9 @@
 //! - [`Meter::set`]`(kind, bytes)`: `kind` now holds exactly `bytes` (growth checked), for code that
 //!   knows its total size more easily than its changes.
 //!
-//! Inside an Engine function (a Rust function Lua called), use [`hold`]: it charges the meter of
-//! the VM's run and, when refused, stops the run with the `Limit` error and returns the message
-//! for the failing call (`values::fail`), like the other control signals.
+//! Inside an Engine function (a Rust function Lua called), use `EntryCtx::hold`: it charges the
+//! meter of the entry's chain and, when refused, stops the run with the `Limit` error and returns
+//! the message for the failing call (`lua::env::fail`), like the other control signals.
 //!
 //! Sizes are estimates that must be cheap and deterministic; JSON data counts as its compact
 //! serialization ([`json_size`]).
@@ -32,9 +32,6 @@
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-
-use super::context::EntryCtx;
-use crate::error::{RunError, RunErrorKind};
 
 /// What the engine holds bytes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,51 +182,11 @@ impl Meter {
     }
 }
 
-/// What a VM's Engine functions charge through: the entry the VM serves (Lua app data).
-/// The error a refused charge ends the run with.
-pub fn refused_error(ctx: &EntryCtx, refused: &Refused) -> RunError {
-    let heading = ctx.heading();
-    RunError::new(
-        RunErrorKind::Limit,
-        format!("memory ceiling of {} bytes exceeded in section {}: {}", refused.ceiling, heading, refused.describe()),
-    )
-    .in_section(&heading)
-}
-
-/// [`hold`] for code that knows the total: `kind` now holds `bytes`.
-pub fn hold_total(ctx: &EntryCtx, kind: Held, bytes: usize) -> Result<(), String> {
-    let now = ctx.chain.memory.held_by(kind);
-    hold(ctx, kind, bytes as i64 - now as i64)
-}
-
-/// Charges `delta` bytes of `kind` to the entry's run. When refused, the run stops with the
-/// `Limit` error and its message comes back for the failing call.
-pub fn hold(ctx: &EntryCtx, kind: Held, delta: i64) -> Result<(), String> {
-    match ctx.chain.memory.charge(kind, delta) {
-        Ok(()) => Ok(()),
-        Err(refused) => {
-            let err = refused_error(ctx, &refused);
-            let message = err.message.clone();
-            ctx.run.stop_with(err);
-            Err(message)
-        }
-    }
-}
-
 /// What a conversation record holds: its text, its ids, and its tool calls' arguments as JSON.
 pub fn record_size(r: &crate::tools::Record) -> usize {
     let calls: usize = r.tool_calls.iter().map(|c| c.id.len() + c.name.len() + json_size(&c.arguments)).sum();
     let extra = r.tool_call_id.as_ref().map_or(0, String::len) + r.reasoning.as_ref().map_or(0, String::len);
     r.role.len() + r.content.len() + extra + calls
-}
-
-/// Appends a record to the entry's conversation, charging it against the memory ceiling first.
-/// When refused, the run stops with the `Limit` error (its message comes back) and nothing is
-/// appended.
-pub fn push_record(ctx: &EntryCtx, record: crate::tools::Record) -> Result<(), String> {
-    hold(ctx, Held::Messages, record_size(&record) as i64)?;
-    ctx.messages.borrow_mut().push(record);
-    Ok(())
 }
 
 /// The length of `v`'s compact JSON text (what `serde_json::to_string` writes), computed without

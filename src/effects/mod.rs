@@ -8,7 +8,9 @@
 
 pub mod chains;
 pub mod context;
+pub mod conversation;
 pub mod events;
+pub mod identity;
 pub mod memory;
 pub mod models;
 pub mod round;
@@ -16,24 +18,24 @@ pub mod task_builtins;
 pub mod tasks;
 pub mod tool_calls;
 
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 
 /// A step a prompt asked for that cannot happen: the error value the prompt gets (and can catch).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
-    pub kind: ErrKind,
+    pub kind: ErrorValueKind,
     pub message: String,
     /// The tool name an `unbound_tool` or `out_of_scope_tool` error value carries as `name`.
     pub name: Option<String>,
 }
 
 impl Refusal {
-    pub fn new(kind: ErrKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorValueKind, message: impl Into<String>) -> Self {
         Refusal { kind, message: message.into(), name: None }
     }
 
     pub fn lua(message: impl Into<String>) -> Self {
-        Refusal::new(ErrKind::Lua, message)
+        Refusal::new(ErrorValueKind::Lua, message)
     }
 
     pub fn naming(mut self, name: &str) -> Self {

@@ -29,10 +29,10 @@ pub fn select_role(ctx: &EntryCtx, role: String, default: bool) -> Result<(), St
         *ctx.run.default_role.borrow_mut() = Some(role);
     } else {
         // One model per section entry: the conversation is bound to it from the first round on.
-        if ctx.scope.borrow().turn > 0 {
+        if ctx.scope().turn > 0 {
             return Err("models.use: the section's model is fixed at its first model round; use another section for another model".into());
         }
-        *ctx.role.borrow_mut() = Some(role);
+        ctx.conversation.set_role(role);
     }
     Ok(())
 }
@@ -64,7 +64,7 @@ pub fn role_label(ctx: &EntryCtx, role: RoleRef) -> String {
 
 /// The role this entry's model rounds run on.
 pub fn resolve_role(ctx: &EntryCtx) -> Result<String, String> {
-    if let Some(r) = ctx.role.borrow().clone().or_else(|| ctx.run.default_role.borrow().clone()) {
+    if let Some(r) = ctx.conversation.role().or_else(|| ctx.run.default_role.borrow().clone()) {
         return Ok(r);
     }
     let roles = declared(ctx);

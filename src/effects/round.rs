@@ -8,56 +8,29 @@ use serde_json::Value as Json;
 use std::rc::Rc;
 
 use super::context::EntryCtx;
-use super::memory::push_record;
+use super::conversation::{Round, ToolList};
 use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::host::ModelRequest;
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
-/// The round in progress: the calls of the latest reply and their results so far.
-#[derive(Default)]
-pub struct Round {
-    /// The text of the reply that asked for the calls (the assistant record's content).
-    pub content: String,
-    /// The reply's `reasoning_content`, kept on the assistant record.
-    pub reasoning: Option<String>,
-    pub calls: Vec<(ToolCall, Target)>,
-    pub results: Vec<Option<String>>,
-    /// Whether any round of this loop asked for tools (for the empty-reply rule).
-    pub had_calls: bool,
-    pub rounds: u64,
-    /// The loop's tool list, built at its first round and kept for the rest (see [`ToolList`]).
-    pub tools: Option<Rc<ToolList>>,
-}
-
-/// What a loop's rounds advertise, built once per loop instead of once per round: the list is
-/// fixed from the first round (`FIXED_LIST`), except that the task built-ins join it while an
-/// allowlist is set. Sharing one `wire` value across rounds also lets the host see (by pointer)
-/// that the tool list did not change, so it is not shipped again.
-pub struct ToolList {
-    with_tasks: bool,
-    pub advertised: Vec<Advertised>,
-    /// The tools as the request carries them; `None` when the round offers none.
-    pub wire: Option<Rc<Json>>,
-}
-
 /// The tool list of the current round: the loop's, unless the task built-ins came or went.
 fn tool_list(ctx: &EntryCtx) -> Rc<ToolList> {
-    let with_tasks = ctx.scope.borrow().task_allow.is_some();
-    if let Some(list) = ctx.round.borrow().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
+    let with_tasks = ctx.scope().task_allow.is_some();
+    if let Some(list) = ctx.conversation.round().tools.as_ref().filter(|l| l.with_tasks == with_tasks) {
         return list.clone();
     }
-    let advertised = ctx.scope.borrow().advertised();
+    let advertised = ctx.scope().advertised();
     let wire = (!advertised.is_empty()).then(|| {
         Rc::new(Json::Array(
             advertised.iter().map(|a| crate::obj!({ "name": a.name, "description": a.description, "parameters": a.parameters })).collect(),
         ))
     });
     let list = Rc::new(ToolList { with_tasks, advertised, wire });
-    ctx.round.borrow_mut().tools = Some(list.clone());
+    ctx.conversation.round_mut().tools = Some(list.clone());
     list
 }
 
@@ -81,41 +54,44 @@ pub enum PendingCall {
 
 /// Checks and the render before the first round of a `models.loop` call.
 pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
-    if c.scope.borrow().handler_depth > 0 {
+    if c.scope().handler_depth > 0 {
         return Err(Refusal::lua("models.loop cannot run inside a local tool handler; return a value from the handler instead"));
     }
-    if c.messages.borrow().is_empty() {
+    if c.conversation.messages().is_empty() {
         return Err(Refusal::lua("models.loop needs a message to answer: add one with messages:user(text) first"));
     }
-    let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrKind::Model, m))?;
+    let role = models::resolve_role(c).map_err(|m| Refusal::new(ErrorValueKind::Model, m))?;
     if !c.run.host.has_model(&role, &models::spec_of(c, &role)) {
-        return Err(Refusal::new(ErrKind::Model, format!("no model is bound to the role {role}")));
+        return Err(Refusal::new(ErrorValueKind::Model, format!("no model is bound to the role {role}")));
     }
-    if c.scope.borrow().rendered.is_none() {
+    if c.scope().rendered.is_none() {
         let name = c.section_name().to_string();
         c.run.emit(Event::ToolScopeValidationStarted, Some(&name), crate::obj!({}));
-        let count = c.scope.borrow_mut().render(&c.run.catalog).len();
+        let count = c.scope_mut().render(&c.run.catalog).len();
         c.run.emit(Event::ToolScopeValidationSucceeded, Some(&name), crate::obj!({ "tools": count }));
     }
-    *c.round.borrow_mut() = Round::default();
+    *c.conversation.round_mut() = Round::default();
     Ok(())
 }
 
 /// One model round: the request, the reply's checks, the scope gate.
 pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let cap = ctx.run.limits.max_tool_iterations;
-    if ctx.round.borrow().rounds >= cap {
-        return Err(Refusal::new(ErrKind::RoundCap, format!("models.loop reached its round cap of {cap} rounds without a final reply")));
+    if ctx.conversation.round().rounds >= cap {
+        return Err(Refusal::new(
+            ErrorValueKind::RoundCap,
+            format!("models.loop reached its round cap of {cap} rounds without a final reply"),
+        ));
     }
-    let model_error = |m: String| Refusal::new(ErrKind::Model, m);
+    let model_error = |m: String| Refusal::new(ErrorValueKind::Model, m);
     let role = models::resolve_role(ctx).map_err(model_error)?;
     let spec = models::spec_of(ctx, &role);
     let turn = {
-        let mut s = ctx.scope.borrow_mut();
+        let mut s = ctx.scope_mut();
         s.turn += 1;
         s.turn
     };
-    ctx.round.borrow_mut().rounds += 1;
+    ctx.conversation.round_mut().rounds += 1;
     deliver_task_notices(ctx).map_err(Refusal::lua)?;
     let tools = tool_list(ctx);
     let advertised = &tools.advertised;
@@ -124,13 +100,13 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     // The host gets the whole conversation by reference and ships what it needs; the borrow
     // ends before the await (the call is made synchronously, the future owns its data).
     let call = {
-        let messages = ctx.messages.borrow();
+        let messages = ctx.conversation.messages();
         ctx.run.host.call_model_round(ModelRequest {
             role: &role,
             spec: &spec,
             section: &name,
             turn,
-            conversation: ctx.conversation,
+            conversation: ctx.conversation.id(),
             messages: &messages,
             tools: tools.wire.as_ref(),
         })
@@ -139,7 +115,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     ctx.run.emit(Event::ModelTurnCompleted, Some(&name), crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
-    *ctx.model_facts.borrow_mut() = Some((model_id.to_string(), finish.to_string()));
+    ctx.conversation.set_model_facts(model_id.to_string(), finish.to_string());
     let calls = parse_tool_calls(&reply).map_err(model_error)?;
     let content = match reply.get("content") {
         Some(Json::String(s)) => s.clone(),
@@ -149,10 +125,10 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let reasoning = reply.get("reasoning_content").and_then(Json::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     if calls.is_empty() {
         let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
-        if content.is_empty() && !(stop && ctx.round.borrow().had_calls) {
+        if content.is_empty() && !(stop && ctx.conversation.round().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
-        push_record(ctx, Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
+        ctx.push_record(Record { reasoning, ..Record::text("assistant", content.clone()) }).map_err(Refusal::lua)?;
         return Ok(RoundEnd::Final(content));
     }
     // The scope gate: every name must be one this round advertised.
@@ -174,7 +150,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
                     ""
                 };
                 let message = format!("tool {:?} is not in this section's scope; in-scope aliases: {names:?}{hint}", call.name);
-                return Err(Refusal::new(ErrKind::OutOfScopeTool, message).naming(&call.name));
+                return Err(Refusal::new(ErrorValueKind::OutOfScopeTool, message).naming(&call.name));
             }
         }
     }
@@ -192,7 +168,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             Some(crate::untrusted::envelope(&format!("invalid arguments for {alias}: {why}"), &ctx.run.nonce))
         })
         .collect();
-    let mut r = ctx.round.borrow_mut();
+    let mut r = ctx.conversation.round_mut();
     r.had_calls = true;
     r.content = content;
     r.reasoning = reasoning;
@@ -203,25 +179,22 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
 
 /// The call at `index` (0-based) of the round in progress, if there is one.
 pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
-    let r = c.round.borrow();
+    let r = c.conversation.round();
     let (call, target) = r.calls.get(index)?;
     let refused = r.results.get(index).is_some_and(Option::is_some);
     Some(match target {
         // A refused local call is answered by the engine, as catalog calls are.
         Target::Local(_) if refused => PendingCall::Catalog,
-        Target::Local(alias) => PendingCall::Local {
-            alias: alias.clone(),
-            arguments: call.arguments.clone(),
-            call_id: call.id.clone(),
-            turn: c.scope.borrow().turn,
-        },
+        Target::Local(alias) => {
+            PendingCall::Local { alias: alias.clone(), arguments: call.arguments.clone(), call_id: call.id.clone(), turn: c.scope().turn }
+        }
         Target::Catalog(_) | Target::Task(_) => PendingCall::Catalog,
     })
 }
 
 /// Records the text a local handler answered for the call at `index` (0-based).
 pub fn set_result(c: &EntryCtx, index: usize, text: String) {
-    if let Some(slot) = c.round.borrow_mut().results.get_mut(index) {
+    if let Some(slot) = c.conversation.round_mut().results.get_mut(index) {
         *slot = Some(text);
     }
 }
@@ -229,10 +202,10 @@ pub fn set_result(c: &EntryCtx, index: usize, text: String) {
 /// Runs the catalog calls of the round from `index` (0-based) up to the next local call,
 /// concurrently; answers the index of the next call.
 pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Refusal> {
-    let turn = ctx.scope.borrow().turn;
+    let turn = ctx.scope().turn;
     // A local call whose arguments were refused at the gate: its answer is ready.
     let refused = {
-        let r = ctx.round.borrow();
+        let r = ctx.conversation.round();
         match (r.calls.get(index), r.results.get(index)) {
             (Some((call, Target::Local(alias))), Some(Some(text))) => Some((call.id.clone(), alias.clone(), text.clone())),
             _ => None,
@@ -249,20 +222,20 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         return Ok(index + 1);
     }
     // A task built-in runs alone, in its place.
-    let builtin = ctx.round.borrow().calls.get(index).and_then(|(call, t)| match t {
+    let builtin = ctx.conversation.round().calls.get(index).and_then(|(call, t)| match t {
         Target::Task(b) => Some((*b, call.arguments.clone())),
         _ => None,
     });
     if let Some((builtin, arguments)) = builtin {
         let text = task_builtins::run(ctx, builtin, &arguments).await;
         if let Some(stop) = ctx.run.stop.borrow().clone() {
-            return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+            return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
         }
-        ctx.round.borrow_mut().results[index] = Some(text);
+        ctx.conversation.round_mut().results[index] = Some(text);
         return Ok(index + 1);
     }
     let batch: Vec<(usize, ToolCall, usize)> = {
-        let r = ctx.round.borrow();
+        let r = ctx.conversation.round();
         r.calls
             .iter()
             .enumerate()
@@ -278,9 +251,9 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         batch.iter().map(|(_, call, idx)| call_catalog(ctx, *idx, &call.name, call.arguments.clone(), &call.id, turn, Caller::Model));
     let outcomes = join_all(runs).await;
     if let Some(stop) = ctx.run.stop.borrow().clone() {
-        return Err(Refusal::new(ErrKind::Cancelled, stop.message));
+        return Err(Refusal::new(ErrorValueKind::Cancelled, stop.message));
     }
-    let mut r = ctx.round.borrow_mut();
+    let mut r = ctx.conversation.round_mut();
     for ((k, _, _), outcome) in batch.iter().zip(outcomes) {
         // A bound tool's failure goes back to the model as untrusted text.
         let text = match outcome {
@@ -294,7 +267,7 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
 
 /// Appends the round's records: one assistant record with every call, one tool record each.
 pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
-    let r = std::mem::take(&mut *c.round.borrow_mut());
+    let r = std::mem::take(&mut *c.conversation.round_mut());
     let assistant = Record {
         role: "assistant".into(),
         content: r.content,
@@ -302,18 +275,18 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         tool_call_id: None,
         reasoning: r.reasoning,
     };
-    *c.round.borrow_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
-    push_record(c, assistant).map_err(Refusal::lua)?;
+    *c.conversation.round_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
+    c.push_record(assistant).map_err(Refusal::lua)?;
     for ((call, _), text) in r.calls.iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };
-        push_record(c, tool).map_err(Refusal::lua)?;
+        c.push_record(tool).map_err(Refusal::lua)?;
     }
     Ok(())
 }
 
 /// A local handler raised out of the loop: the round is dropped.
 pub fn abort(c: &EntryCtx) {
-    *c.round.borrow_mut() = Round::default();
+    *c.conversation.round_mut() = Round::default();
 }
 
 fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {

@@ -9,7 +9,6 @@ use std::rc::Rc;
 
 use super::chains::{self, ChainStart};
 use super::context::EntryCtx;
-use super::memory::push_record;
 use super::tasks::{Starter, Status, Task};
 use crate::tools::{Record, TaskAllow, TaskBuiltin};
 
@@ -48,7 +47,7 @@ fn model_task(ctx: &EntryCtx, id: &str) -> Option<Rc<Task>> {
 }
 
 fn start(ctx: &EntryCtx, target: String, input: Option<String>) -> String {
-    let allow = ctx.scope.borrow().task_allow.clone();
+    let allow = ctx.scope().task_allow.clone();
     if let Some(TaskAllow::Only(list)) = &allow {
         if !list.iter().any(|t| t == target.trim()) {
             let targets: Vec<String> = list.iter().map(|t| format!("`{t}`")).collect();
@@ -120,7 +119,7 @@ pub fn deliver_task_notices(ctx: &EntryCtx) -> Result<(), String> {
     for task in model_tasks(ctx) {
         if task.is_finished() && !task.joined.get() {
             chains::join(&ctx.chain.identity, &task);
-            push_record(ctx, Record::text("user", notice(ctx, &task)))?;
+            ctx.push_record(Record::text("user", notice(ctx, &task)))?;
         }
     }
     Ok(())

@@ -17,7 +17,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
-use super::context::Chain;
+use super::identity::Identity;
 use crate::error::{RunError, RunErrorKind};
 
 /// `handle:status()` and the model's `task_status`.
@@ -65,8 +65,8 @@ pub struct Task {
     /// The seeded item, reported back in the task's result.
     pub item: Option<Json>,
     pub starter: Starter,
-    /// The task's chain (its identity's clock is what a join merges).
-    pub chain: Rc<Chain>,
+    /// The task's chain's store identity (its clock is what a join merges).
+    pub identity: Rc<Identity>,
     end: RefCell<Option<TaskEnd>>,
     wakers: RefCell<Vec<Waker>>,
     abort: AbortHandle,
@@ -75,13 +75,13 @@ pub struct Task {
 }
 
 impl Task {
-    pub fn new(id: String, section: usize, item: Option<Json>, starter: Starter, chain: Rc<Chain>, abort: AbortHandle) -> Task {
+    pub fn new(id: String, section: usize, item: Option<Json>, starter: Starter, identity: Rc<Identity>, abort: AbortHandle) -> Task {
         Task {
             id,
             section,
             item,
             starter,
-            chain,
+            identity,
             end: RefCell::new(None),
             wakers: RefCell::new(Vec::new()),
             abort,

@@ -7,7 +7,7 @@ use serde_json::{json, Value as Json};
 use super::context::EntryCtx;
 use super::Refusal;
 use crate::effects::events::Event;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::tools::schema::{self, Required};
 
 /// Who asked for a call (the `caller` a Pack tool sees).
@@ -46,7 +46,7 @@ pub async fn call_catalog(
     caller: Caller,
 ) -> Result<(String, bool), String> {
     let t = &ctx.run.catalog.tools[idx];
-    ctx.scope.borrow_mut().count(&ctx.run.catalog, &t.id);
+    ctx.scope_mut().count(&ctx.run.catalog, &t.id);
     let name = ctx.section_name().to_string();
     let caller_text = caller.as_str();
     // Arguments that do not fit the tool's parameters never reach the Pack: the caller learns
@@ -104,20 +104,20 @@ pub async fn call_catalog(
 
 /// `tools.call` to a catalog tool: the tool's text, or its JSON output when it is structured.
 pub async fn script_call(ctx: &EntryCtx, idx: usize, used: &str, args: Json) -> Result<ScriptAnswer, Refusal> {
-    let turn = ctx.scope.borrow().turn;
+    let turn = ctx.scope().turn;
     match call_catalog(ctx, idx, used, args, "", turn, Caller::Script).await {
         Ok((text, _)) if ctx.run.catalog.tools[idx].spec.structured => match crate::json_text::parse_str(&text) {
             Ok(j) => Ok(ScriptAnswer::Data(j)),
-            Err(e) => Err(Refusal::new(ErrKind::Tool, format!("structured tool {used:?} returned invalid JSON: {e}"))),
+            Err(e) => Err(Refusal::new(ErrorValueKind::Tool, format!("structured tool {used:?} returned invalid JSON: {e}"))),
         },
         Ok((text, _)) => Ok(ScriptAnswer::Text(text)),
-        Err(msg) => Err(Refusal::new(ErrKind::Tool, format!("tool call failure: {msg}"))),
+        Err(msg) => Err(Refusal::new(ErrorValueKind::Tool, format!("tool call failure: {msg}"))),
     }
 }
 
 /// A local handler starts: it is counted, and offers, loops and jumps are refused until it ends.
 pub fn local_started(c: &EntryCtx, alias: &str) {
-    let mut s = c.scope.borrow_mut();
+    let mut s = c.scope_mut();
     s.count(&c.run.catalog, alias);
     s.handler_depth += 1;
 }
@@ -134,8 +134,8 @@ pub enum LocalEnd {
 
 /// A local handler ended: its events (none for a raise while the run is stopping).
 pub fn local_finished(c: &EntryCtx, alias: &str, call_id: &str, turn: Option<u64>, end: &LocalEnd) {
-    let turn = turn.unwrap_or_else(|| c.scope.borrow().turn);
-    c.scope.borrow_mut().handler_depth -= 1;
+    let turn = turn.unwrap_or_else(|| c.scope().turn);
+    c.scope_mut().handler_depth -= 1;
     let name = c.section_name().to_string();
     let failed = || c.run.emit(Event::ToolCallFailed, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
     match end {

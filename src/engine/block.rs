@@ -8,17 +8,18 @@
 use futures::future::poll_fn;
 use mlua::{AnyUserData, Lua, MultiValue, Value};
 use serde_json::Value as Json;
-use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use crate::effects::context::{backend_failure, Chain, EntryCtx, ProseSlot, RunShared};
+use crate::effects::context::{backend_failure, Chain, EntryCtx, RunShared};
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
-use crate::error::{ErrKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
-use crate::lua::{self, values, Vm};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::lua::budget::Budget;
+use crate::lua::values::convert;
+use crate::lua::{self, Vm};
 use crate::prompt::{Body, LuaSource};
 
 /// How a section entry ended.
@@ -83,29 +84,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     // However the entry ends (even dropped mid-await when its task is cancelled), the host's
     // copy of its conversation goes with it.
     let _ended = ConversationEnd(run.clone(), conversation);
-    let ctx = Rc::new(EntryCtx {
-        run: run.clone(),
-        chain: chain.clone(),
-        section,
-        id,
-        item,
-        jump_to: Cell::new(None),
-        prose_stack: RefCell::new(Vec::new()),
-        prose: RefCell::new(ProseSlot::default()),
-        instructions: Cell::new(0),
-        since_yield: Cell::new(0),
-        last_turn_ms: Cell::new(run.last_turn_ms.get()),
-        yield_pending: Cell::new(false),
-        slice_yield: Cell::new(false),
-        role: RefCell::new(None),
-        loading_shared: Cell::new(false),
-        loading_prelude: Cell::new(false),
-        scope: RefCell::new(Default::default()),
-        messages: RefCell::new(Vec::new()),
-        conversation,
-        round: RefCell::new(Default::default()),
-        model_facts: RefCell::new(None),
-    });
+    let ctx = Rc::new(EntryCtx::new(run.clone(), chain.clone(), section, id, item, conversation));
     let name = ctx.section_name().to_string();
     run.emit(Event::SectionStarted, Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
     let body = match section {
@@ -140,10 +119,10 @@ async fn prepare_vm(ctx: &Rc<EntryCtx>) -> Result<Vm, RunError> {
     }
     if let Some(shared) = &ctx.run.prompt.shared {
         // The shared library's top-level return is discarded: the replay is a library load.
-        *ctx.prose.borrow_mut() = ProseSlot::default();
-        ctx.loading_shared.set(true);
+        ctx.prose.start(String::new());
+        ctx.set_loading_shared(true);
         let replayed = run_chunk(ctx, &vm, shared, "lua shared").await;
-        ctx.loading_shared.set(false);
+        ctx.set_loading_shared(false);
         replayed?;
     }
     Ok(vm)
@@ -156,7 +135,7 @@ async fn run_worker(ctx: &Rc<EntryCtx>, code: &[u8]) -> Result<EntryEnd, RunErro
     // The code is our own dump of a function compiled from the prompt's text (never a prompt's bytes).
     let f = vm.lua.load(code).set_mode(mlua::chunk::ChunkMode::Binary).into_function().map_err(|e| lua::setup_error(ctx, e))?;
     let item = match &ctx.item {
-        Some(j) => values::to_lua(&vm.lua, j, &vm.marks).map_err(|e| lua::setup_error(ctx, e))?,
+        Some(j) => convert::to_lua(&vm.lua, j, &vm.marks).map_err(|e| lua::setup_error(ctx, e))?,
         None => Value::Nil,
     };
     let index = ctx.chain.index.map_or(Value::Nil, |i| Value::Integer(i as i64));
@@ -173,7 +152,7 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     }
     let vm = prepare_vm(ctx).await?;
     for block in &body.blocks {
-        *ctx.prose.borrow_mut() = ProseSlot { raw: block.prose.clone(), rendered: None };
+        ctx.prose.start(block.prose.clone());
         let heading = ctx.heading();
         let values = match run_chunk(ctx, &vm, &block.lua, &heading).await.map_err(|e| e.in_block(&heading, block.lua.line))? {
             Flow::Values(values) => values,
@@ -198,13 +177,13 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
 /// (a table, function or userdata is an error).
 fn returned(vm: &Vm, values: &MultiValue) -> Result<Option<String>, RunError> {
     let first = values.front().unwrap_or(&Value::Nil);
-    values::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))
+    convert::scalar_text(&vm.lua, first).map_err(|m| RunError::new(RunErrorKind::Lua, m))
 }
 
 /// After the H1 pass, what its blocks left in argv becomes the chain's frozen argv.
 fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
     let v: Value = vm.argv_value.call(()).map_err(|e| lua::setup_error(ctx, e))?;
-    let frozen = match values::to_json(&v, &vm.marks) {
+    let frozen = match convert::to_json(&v, &vm.marks) {
         Ok(Json::Null) => None,
         Ok(j) => Some(j),
         Err(e) => {
@@ -241,7 +220,7 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     let mut call = args.into_lua_multi(&vm.lua).map_err(|e| lua::setup_error(ctx, e))?;
     call.push_front(Value::Function(f));
     let fut = thread.into_async::<MultiValue>(call).map_err(|e| lua::setup_error(ctx, e))?;
-    let outcome = drive(ctx, fut).await;
+    let outcome = drive(ctx, &vm.budget, fut).await;
     // A block's store changes go to the backend as one batch when it ends, however it ended.
     if let Err(detail) = ctx.run.store.flush().await {
         ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
@@ -251,7 +230,7 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
     if let Some(stop) = ctx.run.stop.borrow().clone() {
         return Err(stop);
     }
-    if let Some(target) = ctx.jump_to.take() {
+    if let Some(target) = ctx.take_jump() {
         return Ok(Flow::Jump(target));
     }
     let mut values = outcome.map_err(|e| lua::setup_error(ctx, e))?;
@@ -265,12 +244,12 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
 
 /// Polls the block's coroutine. When the budget's hook yields for a time slice (`lua::budget`),
 /// the host's event loop gets a turn (and the abort signal a look) before the block goes on.
-async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
+async fn drive(ctx: &EntryCtx, budget: &Budget, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
     let mut fut = pin!(fut);
     loop {
         let step = poll_fn(|cx| match fut.as_mut().poll(cx) {
             Poll::Ready(r) => Poll::Ready(Some(r)),
-            Poll::Pending if ctx.slice_yield.replace(false) => Poll::Ready(None),
+            Poll::Pending if budget.take_slice_yield() => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         })
         .await;
@@ -278,8 +257,7 @@ async fn drive(ctx: &EntryCtx, fut: mlua::thread::AsyncThread<MultiValue>) -> ml
             Some(r) => return r,
             None => {
                 ctx.run.host.yield_now().await;
-                ctx.last_turn_ms.set(ctx.run.host.now_ms());
-                ctx.run.last_turn_ms.set(ctx.last_turn_ms.get());
+                budget.turn_given();
                 ctx.run.check_cancelled();
             }
         }
@@ -302,10 +280,10 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
                 return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.
-            let kind = ErrKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrKind::run_kind);
+            let kind = ErrorValueKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrorValueKind::run_kind);
             let mut e = RunError::new(kind, message);
             // The value itself travels on, so a caller, joiner or fanout sees the same error.
-            e.value = values::to_json(&err, &vm.marks).ok().map(Box::new);
+            e.value = convert::to_json(&err, &vm.marks).ok().map(Box::new);
             e
         }
         Value::Table(t) => match t.raw_get::<Value>("message") {

@@ -10,9 +10,10 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 
 use crate::effects::chains::{self, parse_argv};
-use crate::effects::context::{backend_failure, Chain, Identity, RunShared};
+use crate::effects::context::{backend_failure, Chain, RunShared};
 pub use crate::effects::context::{Limits, Ui};
 use crate::effects::events::Event;
+use crate::effects::identity::Identity;
 use crate::effects::memory::{json_size, Held, Meter};
 use crate::effects::models;
 use crate::effects::tasks::{self, TaskPool};
@@ -21,7 +22,7 @@ use crate::host::Host;
 use crate::store::claims::Clock;
 use crate::store::view::Store;
 use crate::store::{Backend, Change, MemoryBackend, Opened};
-use crate::time;
+use crate::{seed_ids, time};
 pub use block::EntryEnd;
 
 /// What a host passes for one run.
@@ -48,7 +49,7 @@ pub struct LimitOverrides {
 /// Runs `source` to its outcome: `Ok(Some(text))`, `Ok(None)` (the walk ran out without a
 /// return), or the run error. Emits `run_started` first and `run_finished` last.
 pub async fn run(source: &str, options: RunOptions, host: Rc<dyn Host>) -> Result<Option<String>, RunError> {
-    let execution = time::execution_id(options.seed);
+    let execution = seed_ids::execution_id(options.seed);
     let started = Event::RunStarted.as_str();
     host.emit(json!({
         "event": started, "type": started, "section": null,
@@ -95,7 +96,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         store: store.clone(),
         started: time::rfc3339(host.now_ms()),
         last_turn_ms: Cell::new(host.now_ms()),
-        nonce: time::nonce(options.seed),
+        nonce: seed_ids::nonce(options.seed),
         execution,
         seed: options.seed,
         prompt,

@@ -20,6 +20,7 @@
 
 use mlua::ffi::{lua_Hook, lua_Integer, lua_State};
 use mlua::{HookTriggers, Lua, VmState};
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
@@ -48,31 +49,80 @@ extern "C-unwind" {
     fn lua_setbudget(l: *mut lua_State, f: Option<BudgetFn>, ud: *mut c_void, hook: Option<lua_Hook>, allowance: lua_Integer);
 }
 
-/// Keeps the entry alive for as long as the Lua state (mlua drops app data after `lua_close`,
-/// which may still run finalizers that spend units), with the hook procedure to hand back to Lua.
-struct BudgetOwner {
+/// The budget of a section entry's VM: the count of the block that runs and its time slice. Its
+/// readers are the callbacks the patched VM calls ([`on_budget`], the hook) and the block
+/// runner's drive loop, which gives the host its turn when the hook yielded for one.
+pub struct Budget {
     ctx: Rc<EntryCtx>,
+    /// Budget units the current block has spent (about one per VM instruction).
+    instructions: Cell<u64>,
+    /// Units since the block last gave the host's event loop a turn.
+    since_yield: Cell<u64>,
+    /// The host clock (`Host::now_ms`) when the block last gave the event loop a turn.
+    last_turn_ms: Cell<f64>,
+    /// A turn is due: the next VM instruction where Lua can yield asks for it.
+    yield_pending: Cell<bool>,
+    /// Set by the hook when it asked Lua to yield for a time slice.
+    slice_yield: Cell<bool>,
+}
+
+impl Budget {
+    fn new(ctx: Rc<EntryCtx>) -> Budget {
+        let last_turn_ms = Cell::new(ctx.run.last_turn_ms.get());
+        Budget {
+            ctx,
+            instructions: Cell::new(0),
+            since_yield: Cell::new(0),
+            last_turn_ms,
+            yield_pending: Cell::new(false),
+            slice_yield: Cell::new(false),
+        }
+    }
+
+    /// Whether the hook asked Lua to yield for a time slice since the last look (the drive loop
+    /// then gives the host its turn).
+    pub fn take_slice_yield(&self) -> bool {
+        self.slice_yield.replace(false)
+    }
+
+    /// The host has had its turn: the block's time slice starts again, and the run's last turn
+    /// (`RunShared::last_turn_ms`) is now.
+    pub fn turn_given(&self) {
+        self.last_turn_ms.set(self.ctx.run.host.now_ms());
+        self.ctx.run.last_turn_ms.set(self.last_turn_ms.get());
+    }
+
+    /// The hook Lua calls before the next VM instruction once [`on_budget`] asked for it.
+    fn on_hook(&self) -> mlua::Result<VmState> {
+        if self.ctx.run.stopped() {
+            return Err(mlua::Error::runtime("the run is stopping"));
+        }
+        if self.yield_pending.replace(false) {
+            self.since_yield.set(0);
+            self.slice_yield.set(true);
+            return Ok(VmState::Yield);
+        }
+        Ok(VmState::Continue)
+    }
+}
+
+/// Keeps the budget (and so its entry) alive for as long as the Lua state (mlua drops app data
+/// after `lua_close`, which may still run finalizers that spend units), with the hook procedure
+/// to hand back to Lua.
+struct BudgetOwner {
+    budget: Rc<Budget>,
     hook: lua_Hook,
 }
 
-/// Installs the budget on a fresh VM.
-pub fn install(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
+/// Installs the budget on a fresh VM; the VM keeps it (`Vm::budget`) for the drive loop.
+pub fn install(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<Rc<Budget>> {
     // The hook the patch calls for a turn is mlua's global hook procedure (so a `VmState::Yield`
     // becomes a yield mlua's async driver understands). mlua installs it on the current thread
     // when a global hook is set: read it back there, then set the hook again with no trigger,
     // which leaves it off on every thread.
-    let hook_ctx = ctx.clone();
-    let callback = Rc::new(move |_: &Lua, _: &mlua::debug::Debug| {
-        if hook_ctx.run.stopped() {
-            return Err(mlua::Error::runtime("the run is stopping"));
-        }
-        if hook_ctx.yield_pending.replace(false) {
-            hook_ctx.since_yield.set(0);
-            hook_ctx.slice_yield.set(true);
-            return Ok(VmState::Yield);
-        }
-        Ok(VmState::Continue)
-    });
+    let budget = Rc::new(Budget::new(ctx.clone()));
+    let hook_budget = budget.clone();
+    let callback = Rc::new(move |_: &Lua, _: &mlua::debug::Debug| hook_budget.on_hook());
     let c = callback.clone();
     lua.set_global_hook(HookTriggers::new().every_nth_instruction(1), move |l, d| c(l, d))?;
     let hook = std::cell::Cell::new(None);
@@ -82,24 +132,25 @@ pub fn install(lua: &Lua, ctx: &Rc<EntryCtx>) -> mlua::Result<()> {
     let Some(hook) = hook.get() else {
         return Err(mlua::Error::runtime("the VM hook could not be read back"));
     };
-    lua.set_app_data(BudgetOwner { ctx: ctx.clone(), hook });
-    restart(lua)
+    lua.set_app_data(BudgetOwner { budget: budget.clone(), hook });
+    restart(lua)?;
+    Ok(budget)
 }
 
 /// Starts a block's count afresh (the units left over from the previous block's allowance are
 /// not charged to it) and its time slice.
 pub fn restart(lua: &Lua) -> mlua::Result<()> {
     let Some(owner) = lua.app_data_ref::<BudgetOwner>() else { return Ok(()) };
-    let (ctx, hook) = (owner.ctx.clone(), owner.hook);
+    let (budget, hook) = (owner.budget.clone(), owner.hook);
     drop(owner);
-    ctx.instructions.set(0);
-    ctx.since_yield.set(0);
+    budget.instructions.set(0);
+    budget.since_yield.set(0);
     // The host's last turn may lie several entries back (`RunShared::last_turn_ms`).
-    ctx.last_turn_ms.set(ctx.run.last_turn_ms.get());
-    let ud = Rc::as_ptr(&ctx) as *mut c_void;
-    let allowance = allowance(ctx.run.limits.instructions, 0);
-    // SAFETY: `ud` points to the entry the app data keeps alive until after the state is closed;
-    // the hook is mlua's own procedure for this state.
+    budget.last_turn_ms.set(budget.ctx.run.last_turn_ms.get());
+    let ud = Rc::as_ptr(&budget) as *mut c_void;
+    let allowance = allowance(budget.ctx.run.limits.instructions, 0);
+    // SAFETY: `ud` points to the budget the app data keeps alive until after the state is
+    // closed; the hook is mlua's own procedure for this state.
     unsafe { lua.exec_raw::<()>((), |state| lua_setbudget(state, Some(on_budget), ud, Some(hook), allowance)) }
 }
 
@@ -111,16 +162,17 @@ fn allowance(limit: u64, used: u64) -> lua_Integer {
 
 /// Called by Lua when the allowance is spent (see the module documentation).
 unsafe extern "C-unwind" fn on_budget(_: *mut lua_State, ud: *mut c_void, spent: lua_Integer, next: *mut lua_Integer) -> c_int {
-    // SAFETY: `ud` is the entry `install` registered, alive as long as the state.
-    let ctx = &*(ud as *const EntryCtx);
-    let (action, allowance) = decide(ctx, spent.max(0) as u64);
+    // SAFETY: `ud` is the budget `restart` registered, alive as long as the state.
+    let budget = &*(ud as *const Budget);
+    let (action, allowance) = decide(budget, spent.max(0) as u64);
     *next = allowance;
     action
 }
 
-fn decide(ctx: &EntryCtx, spent: u64) -> (c_int, lua_Integer) {
-    let used = ctx.instructions.get().saturating_add(spent);
-    ctx.instructions.set(used);
+fn decide(budget: &Budget, spent: u64) -> (c_int, lua_Integer) {
+    let ctx = &budget.ctx;
+    let used = budget.instructions.get().saturating_add(spent);
+    budget.instructions.set(used);
     if ctx.run.stopped() {
         return (BUDGET_STOP, STOP_GRACE);
     }
@@ -132,15 +184,15 @@ fn decide(ctx: &EntryCtx, spent: u64) -> (c_int, lua_Integer) {
         );
         return (BUDGET_STOP, STOP_GRACE);
     }
-    let since = ctx.since_yield.get().saturating_add(spent);
-    ctx.since_yield.set(since);
+    let since = budget.since_yield.get().saturating_add(spent);
+    budget.since_yield.set(since);
     let mut action = BUDGET_GO;
-    if since >= SLICE || ctx.run.host.now_ms() - ctx.last_turn_ms.get() >= TURN_MS {
+    if since >= SLICE || ctx.run.host.now_ms() - budget.last_turn_ms.get() >= TURN_MS {
         ctx.run.check_cancelled();
         if ctx.run.stopped() {
             return (BUDGET_STOP, STOP_GRACE);
         }
-        ctx.yield_pending.set(true);
+        budget.yield_pending.set(true);
         action = BUDGET_HOOK;
     }
     (action, allowance(limit, used))

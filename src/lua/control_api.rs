@@ -6,18 +6,19 @@ use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
 
-use super::ops::{Args, Env};
-use super::values::{self, fail, ok, Answer, Marks};
+use super::env::{fail, ok, Answer, Args, Env, Marks};
+use super::source::load_text;
+use super::values::convert;
 use crate::effects::chains::{self, ChainStart, Delivered, Worker};
-use crate::effects::context::{EntryCtx, ProseSlot};
+use crate::effects::context::EntryCtx;
 use crate::effects::tasks::{first_finished, Starter, Task};
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 
 /// Resolves a heading reference among the sections visible from the entry (`what` names the
 /// function in the not-found message).
 fn target(ctx: &EntryCtx, what: &str, reference: &Value) -> Result<usize, String> {
     let Value::String(r) = reference else {
-        return Err(format!("{what} takes a section heading, got {}", values::lua_type(reference)));
+        return Err(format!("{what} takes a section heading, got {}", convert::lua_type(reference)));
     };
     ctx.run.prompt.resolve(ctx.section, &r.to_string_lossy()).map_err(|m| format!("{what}: {m}"))
 }
@@ -29,21 +30,21 @@ pub fn jump(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     if ctx.loading_shared() {
         let message = "jump is not available during shared library load";
         ctx.run.stop_with(RunError::new(RunErrorKind::Lua, message).in_section(&ctx.heading()));
-        return fail(lua, ErrKind::Lua, message);
+        return fail(lua, ErrorValueKind::Lua, message);
     }
-    if ctx.scope.borrow().handler_depth > 0 {
+    if ctx.scope().handler_depth > 0 {
         return fail(
             lua,
-            ErrKind::Lua,
+            ErrorValueKind::Lua,
             "jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns",
         );
     }
     match target(ctx, "jump", reference) {
         Ok(i) => {
-            ctx.jump_to.set(Some(i));
-            fail(lua, ErrKind::Lua, "jump")
+            ctx.jump(i);
+            fail(lua, ErrorValueKind::Lua, "jump")
         }
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -53,14 +54,14 @@ pub fn require_find(lua: &Lua, env: &Env, reference: &Value) -> Answer {
     let ctx = &env.ctx;
     let i = match target(ctx, "require", reference) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let section = &ctx.run.prompt.sections[i];
     let chunks = lua.create_table()?;
     for (n, block) in section.body.blocks.iter().enumerate() {
-        let f = match super::load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
+        let f = match load_text(lua, &block.lua.code, block.lua.line, &section.heading) {
             Ok(f) => f,
-            Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrKind::Lua, message),
+            Err(mlua::Error::SyntaxError { message, .. }) => return fail(lua, ErrorValueKind::Lua, message),
             Err(e) => return Err(e),
         };
         let pair = lua.create_table()?;
@@ -77,17 +78,12 @@ pub fn prose_push(lua: &Lua, env: &Env, raw: &Value) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         _ => String::new(),
     };
-    let ctx = &env.ctx;
-    let caller = std::mem::replace(&mut *ctx.prose.borrow_mut(), ProseSlot { raw, rendered: None });
-    ctx.prose_stack.borrow_mut().push(caller);
+    env.ctx.prose.push(raw);
     ok(lua, ())
 }
 
 pub fn prose_pop(lua: &Lua, env: &Env) -> Answer {
-    let ctx = &env.ctx;
-    if let Some(caller) = ctx.prose_stack.borrow_mut().pop() {
-        *ctx.prose.borrow_mut() = caller;
-    }
+    env.ctx.prose.pop();
     ok(lua, ())
 }
 
@@ -97,7 +93,7 @@ fn input_arg(lua: &Lua, what: &str, v: &Value) -> Result<Option<String>, String>
         Value::Nil => Ok(None),
         Value::String(s) => Ok(Some(s.to_string_lossy())),
         Value::Integer(_) | Value::Number(_) => Ok(lua.coerce_string(v.clone()).ok().flatten().map(|s| s.to_string_lossy())),
-        other => Err(format!("{what} must be a string, got {}", values::lua_type(other))),
+        other => Err(format!("{what} must be a string, got {}", convert::lua_type(other))),
     }
 }
 
@@ -105,7 +101,7 @@ fn input_arg(lua: &Lua, what: &str, v: &Value) -> Result<Option<String>, String>
 /// error is raised at the caller as the same error value.
 fn chain_failure(lua: &Lua, ctx: &EntryCtx, e: &RunError) -> Answer {
     if ctx.run.stopped() {
-        return fail(lua, ErrKind::Cancelled, e.message.clone());
+        return fail(lua, ErrorValueKind::Cancelled, e.message.clone());
     }
     raise_value(lua, &chains::error_value(e))
 }
@@ -118,7 +114,7 @@ fn raise_value(lua: &Lua, value: &Json) -> Answer {
     if let Json::Object(map) = value {
         let fields = lua.create_table()?;
         for (k, v) in map.iter().filter(|(k, _)| *k != "kind" && *k != "message") {
-            fields.raw_set(k.as_str(), values::to_lua(lua, v, &marks_of(lua)?)?)?;
+            fields.raw_set(k.as_str(), convert::to_lua(lua, v, &marks_of(lua)?)?)?;
         }
         mv.push_back(Value::Table(fields));
     }
@@ -133,11 +129,11 @@ fn marks_of(lua: &Lua) -> mlua::Result<Marks> {
 pub async fn call(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let section = match target(ctx, "call", &a.get(0)) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let input = match input_arg(lua, "call's input", &a.get(1)) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match chains::call(ctx, section, input).await {
         Ok(result) => ok(lua, result),
@@ -150,35 +146,37 @@ pub fn spawn(lua: &Lua, env: &Env, reference: &Value, opts: &Value) -> Answer {
     let ctx = &env.ctx;
     let section = match target(ctx, "tasks.spawn", reference) {
         Ok(i) => i,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let (input, item) = match opts {
         Value::Nil => (None, None),
         Value::Table(t) => {
             let input = match input_arg(lua, "tasks.spawn's opts.input", &t.raw_get("input")?) {
                 Ok(i) => i,
-                Err(m) => return fail(lua, ErrKind::Lua, m),
+                Err(m) => return fail(lua, ErrorValueKind::Lua, m),
             };
             let item = match t.raw_get::<Value>("item")? {
                 Value::Nil => None,
-                v => match values::to_json(&v, &env.marks) {
+                v => match convert::to_json(&v, &env.marks) {
                     Ok(j) => Some(j),
-                    Err(e) => return fail(lua, ErrKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe())),
+                    Err(e) => {
+                        return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's opts.item must be JSON data: {}", e.describe()))
+                    }
                 },
             };
             (input, item)
         }
-        other => return fail(lua, ErrKind::Lua, format!("tasks.spawn's options must be a table, got {}", values::lua_type(other))),
+        other => return fail(lua, ErrorValueKind::Lua, format!("tasks.spawn's options must be a table, got {}", convert::lua_type(other))),
     };
     match chains::spawn(ctx, section, ChainStart { input, item, index: None, worker: None }, Starter::Spawn) {
         Ok(task) => ok(lua, (task.id.clone(), chains::target(&ctx.run, &task))),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
 /// The task a handle's id names (bootstrap.lua passes the ids of real handles).
 fn task_by_id(ctx: &EntryCtx, id: &Value) -> Result<Rc<Task>, String> {
-    let Value::String(s) = id else { return Err(format!("a task handle's id is a string, got {}", values::lua_type(id))) };
+    let Value::String(s) = id else { return Err(format!("a task handle's id is a string, got {}", convert::lua_type(id))) };
     let id = s.to_string_lossy();
     ctx.run.tasks.get(&id).ok_or_else(|| format!("no task {id} in this run"))
 }
@@ -186,7 +184,7 @@ fn task_by_id(ctx: &EntryCtx, id: &Value) -> Result<Rc<Task>, String> {
 /// The tasks a list of handle ids names.
 fn tasks_of(ctx: &EntryCtx, ids: &Value) -> Result<Vec<Rc<Task>>, String> {
     let Value::Table(t) = ids else { return Err("tasks.join takes a list of task handles".into()) };
-    values::sequence(t).iter().map(|id| task_by_id(ctx, id)).collect()
+    convert::sequence(t).iter().map(|id| task_by_id(ctx, id)).collect()
 }
 
 /// One result table (`ok`, `text`, `item`, `exhausted`, `error` as fields; bootstrap.lua gives it
@@ -196,14 +194,14 @@ fn result_table(lua: &Lua, marks: &Marks, d: &Delivered) -> mlua::Result<Table> 
     t.raw_set("ok", d.ok)?;
     t.raw_set("text", d.text.as_str())?;
     if let Some(item) = &d.item {
-        t.raw_set("item", values::to_lua(lua, item, marks)?)?;
+        t.raw_set("item", convert::to_lua(lua, item, marks)?)?;
     }
     t.raw_set("exhausted", d.exhausted)?;
     if d.running {
         t.raw_set("running", true)?;
     }
     if let Some(e) = &d.error {
-        t.raw_set("error", values::to_lua(lua, e, marks)?)?;
+        t.raw_set("error", convert::to_lua(lua, e, marks)?)?;
     }
     Ok(t)
 }
@@ -222,7 +220,7 @@ fn results(lua: &Lua, tasks: &[Rc<Task>]) -> Answer {
 pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let tasks = match tasks_of(ctx, &a.get(0)) {
         Ok(t) => t,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let timeout = match a.get(1) {
         Value::Nil => None,
@@ -231,8 +229,8 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
         other => {
             return fail(
                 lua,
-                ErrKind::Lua,
-                format!("tasks.join's timeout_ms must be a non-negative number, got {}", values::lua_type(&other)),
+                ErrorValueKind::Lua,
+                format!("tasks.join's timeout_ms must be a non-negative number, got {}", convert::lua_type(&other)),
             )
         }
     };
@@ -260,8 +258,8 @@ pub async fn join(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
 pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let tasks = match tasks_of(ctx, &a.get(0)) {
         Ok(t) if !t.is_empty() => t,
-        Ok(_) => return fail(lua, ErrKind::Lua, "tasks.join_any takes a non-empty list of task handles"),
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Ok(_) => return fail(lua, ErrorValueKind::Lua, "tasks.join_any takes a non-empty list of task handles"),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let i = first_finished(&tasks).await;
     chains::join(&ctx.chain.identity, &tasks[i]);
@@ -273,7 +271,7 @@ pub async fn join_any(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
 pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
     match task_by_id(&env.ctx, id) {
         Ok(t) => ok(lua, t.status().as_str()),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -281,7 +279,7 @@ pub fn status(lua: &Lua, env: &Env, id: &Value) -> Answer {
 pub fn cancel(lua: &Lua, env: &Env, id: &Value) -> Answer {
     match task_by_id(&env.ctx, id) {
         Ok(t) => ok(lua, chains::cancel(&env.ctx.run, &t)),
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -291,11 +289,11 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
     let Value::Table(t) = collection else {
         return Err(format!(
             "tasks.fanout takes a table collection, got {}; to fan out over a list section, pass prompt.list('### List')",
-            values::lua_type(collection)
+            convert::lua_type(collection)
         ));
     };
     let as_json = |v: &Value, at: &str| {
-        values::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()))
+        convert::to_json(v, marks).map_err(|e| format!("tasks.fanout: member {at} is not JSON data: {}", e.describe()))
     };
     // A var proxy (or any table that converts whole) reads as its JSON value.
     if t.metatable().is_some() {
@@ -324,11 +322,11 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
             other => {
                 return Err(format!(
                     "tasks.fanout: a member's key is a {}; keys must be strings, numbers or booleans",
-                    values::lua_type(other)
+                    convert::lua_type(other)
                 ))
             }
         };
-        let at = values::key_text(&k);
+        let at = convert::key_text(&k);
         let value = as_json(&v, &at)?;
         keyed.push(((sort_rank(&key), at), key, value));
     }
@@ -351,12 +349,12 @@ pub async fn fanout(lua: &Lua, ctx: &Rc<EntryCtx>, a: Args) -> Answer {
     let marks = marks_of(lua)?;
     let worker = match worker(lua, ctx, &a.get(0)) {
         Ok(w) => w,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let members = match members(&marks, &a.get(1)) {
-        Ok(m) if m.is_empty() => return fail(lua, ErrKind::Lua, "tasks.fanout: the collection is empty (no work is likely a bug)"),
+        Ok(m) if m.is_empty() => return fail(lua, ErrorValueKind::Lua, "tasks.fanout: the collection is empty (no work is likely a bug)"),
         Ok(m) => m,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match chains::fanout(ctx, worker, members).await {
         Ok(tasks) => results(lua, &tasks),

@@ -4,8 +4,8 @@
 
 use mlua::{Lua, Value};
 
-use super::ops::{Args, Env};
-use super::values::{self, ok, refuse, Answer};
+use super::env::{ok, refuse, Answer, Args, Env};
+use super::values::convert;
 use crate::effects::context::EntryCtx;
 use crate::effects::round::{self, PendingCall, RoundEnd};
 
@@ -33,7 +33,7 @@ pub fn pending_call(lua: &Lua, env: &Env, i: &Value) -> Answer {
     match round::pending_call(&env.ctx, index) {
         None => ok(lua, Value::Nil),
         Some(PendingCall::Local { alias, arguments, call_id, turn }) => {
-            ok(lua, (true, alias, values::to_lua(lua, &arguments, &env.marks)?, call_id, turn))
+            ok(lua, (true, alias, convert::to_lua(lua, &arguments, &env.marks)?, call_id, turn))
         }
         Some(PendingCall::Catalog) => ok(lua, false),
     }
@@ -44,7 +44,7 @@ pub fn set_result(lua: &Lua, env: &Env, i: &Value, text: &Value) -> Answer {
     if let Some(index) = position(i) {
         let text = match text {
             Value::String(s) => s.to_string_lossy(),
-            other => values::scalar_text(lua, other).ok().flatten().unwrap_or_default(),
+            other => convert::scalar_text(lua, other).ok().flatten().unwrap_or_default(),
         };
         round::set_result(&env.ctx, index, text);
     }

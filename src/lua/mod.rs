@@ -6,14 +6,24 @@
 pub(crate) mod budget;
 mod chunks;
 mod control_api;
-mod globals;
+mod env;
+mod errors;
 mod handles;
+mod json;
+mod log;
 mod loop_api;
+mod messages;
+mod models_api;
 mod ops;
+mod preludes;
+mod prose;
+mod run_values;
 mod source;
 mod store_api;
 mod tools_api;
+mod untrusted;
 pub mod values;
+mod var;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 use std::cell::OnceCell;
@@ -21,10 +31,11 @@ use std::rc::Rc;
 
 use crate::effects::context::EntryCtx;
 use crate::effects::memory::Heap;
-use crate::error::{RunError, RunErrorKind};
-pub use globals::{has_preludes, is_memory_error, mlua_error_message};
+use env::Marks;
+pub use errors::{is_memory_error, memory_limit_error, mlua_error_message, setup_error};
+pub use preludes::has_preludes;
 pub use source::load_text;
-use values::Marks;
+use values::convert;
 
 /// The base functions a block may use (docs/language.md, "The sandbox and the Engine globals").
 /// Everything else the base library defines is removed after the bootstrap captured what it
@@ -124,30 +135,8 @@ pub struct Vm {
     pub error_values: Table,
     pub install_preludes: Function,
     pub marks: Marks,
-}
-
-/// Maps a failure to build or drive a VM to a run error: running out of memory is the memory
-/// ceiling, anything else is an Engine-level Lua error.
-pub fn setup_error(ctx: &EntryCtx, e: mlua::Error) -> RunError {
-    match e {
-        mlua::Error::MemoryError(_) => memory_limit_error(ctx),
-        other => RunError::new(RunErrorKind::Lua, other.to_string()),
-    }
-    .in_section(&ctx.heading())
-}
-
-/// The Lua heap could not grow: the memory ceiling. The message is the one the language reference
-/// words; a refused charge of what the engine holds has its own, naming it (`effects::memory`).
-pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
-    RunError::new(
-        RunErrorKind::Limit,
-        format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading()),
-    )
-}
-
-/// The entry a VM serves (its `ops::Env` is the VM's app data); `None` for a bare state.
-pub(crate) fn entry_of(lua: &Lua) -> Option<Rc<EntryCtx>> {
-    lua.app_data_ref::<Rc<ops::Env>>().map(|env| env.ctx.clone())
+    /// The VM's work budget, which the block runner's drive loop reads for the host's turns.
+    pub budget: Rc<budget::Budget>,
 }
 
 /// A VM's heap as the memory meter sees it. Weak: the meter must not keep a finished entry's
@@ -171,7 +160,7 @@ impl Heap for VmHeap {
 }
 
 /// The libraries a VM opens besides the base library. `coroutine` is loaded for mlua's async
-/// functions only (see `ops::Env::coroutine`); the sandbox removes it from the globals.
+/// functions only (see `env::Env::coroutine`); the sandbox removes it from the globals.
 fn libs() -> StdLib {
     StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE
 }
@@ -249,10 +238,10 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let marks = Marks { array_mt };
 
     let e = lua.create_table()?;
-    // var's proxy metamethods come with var's first read (the `proxies` part; `globals::var_root`).
+    // var's proxy metamethods come with var's first read (the `proxies` part; `var::var_root`).
     e.raw_set("h1", ctx.is_h1())?;
-    e.raw_set("json_null", values::json_null())?;
-    let env = Rc::new(ops::Env {
+    e.raw_set("json_null", convert::json_null())?;
+    let env = Rc::new(env::Env {
         ctx: ctx.clone(),
         marks: marks.clone(),
         shims: OnceCell::new(),
@@ -260,7 +249,7 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
         suspending: OnceCell::new(),
         suspend_factory: OnceCell::new(),
     });
-    handles::install(&lua, &env)?;
+    env::install(&lua, &env);
     ops::install(&lua, &e, &env)?;
 
     // bootstrap.lua returns the internals in this order.
@@ -270,16 +259,16 @@ pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     // Globals that carry run values.
     g.raw_set("args", ctx.chain.args.as_str())?;
     if let Some(item) = &ctx.item {
-        g.raw_set("item", values::to_lua(&lua, item, &marks)?)?;
+        g.raw_set("item", convert::to_lua(&lua, item, &marks)?)?;
     }
 
     drop_removed_globals(&lua)?;
 
-    budget::install(&lua, ctx)?;
+    let budget = budget::install(&lua, ctx)?;
     // The Lua limit is the ceiling less what the engine holds (`effects::memory`).
     ctx.chain.memory.attach(Rc::new(VmHeap(lua.weak())));
 
-    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks })
+    Ok(Vm { run_block, argv_value, substitution_errors, error_values, install_preludes, lua, marks, budget })
 }
 
 #[cfg(test)]

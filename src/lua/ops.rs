@@ -11,33 +11,17 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use mlua::{Function, IntoLuaMulti, Lua, MultiValue, Table, Value};
-use std::cell::OnceCell;
 use std::rc::Rc;
 
 use super::chunks::Chunk;
-use super::values::{self, fail, Answer, Marks, ProxyShims};
-use super::{control_api, globals, handles, loop_api, store_api, tools_api};
+use super::env::{fail, ok, Answer, Args, Env};
+use super::values::convert::key_text;
+use super::{
+    control_api, errors, json, log, loop_api, messages, models_api, preludes, prose, run_values, store_api, tools_api, untrusted, var,
+};
 use crate::effects::context::EntryCtx;
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::store::StoreOp;
-
-/// What every Engine function of one VM works with.
-pub struct Env {
-    pub ctx: Rc<EntryCtx>,
-    pub marks: Marks,
-    /// The `var` proxy metamethods bootstrap.lua defines (set once it has run).
-    pub shims: OnceCell<ProxyShims>,
-    /// The `coroutine` library, which the sandbox removes from the globals: mlua reads
-    /// `coroutine.yield` from the globals when it creates an async function, so binding a
-    /// [`SuspendOp`] lends it back for that moment.
-    pub coroutine: Table,
-    /// The VM's one async Rust function (see [`bind_suspending`]), made the first time a
-    /// suspending function is bound.
-    pub suspending: OnceCell<Function>,
-    /// `suspending(f, code)` (lua/parts/suspending.lua): `function(...) return f(code, ...) end`, a
-    /// tail call, so the async function yields as if called directly (loaded on first use).
-    pub suspend_factory: OnceCell<Function>,
-}
 
 /// Declares an enum of Engine functions with the name bootstrap.lua reads each by.
 macro_rules! engine_functions {
@@ -171,27 +155,6 @@ impl SuspendOp {
     fn from_code(code: i64) -> Option<SuspendOp> {
         usize::try_from(code).ok().and_then(|i| SuspendOp::ALL.get(i)).copied()
     }
-
-    fn store_op(self) -> Option<StoreOp> {
-        Some(match self {
-            SuspendOp::StoreWrite => StoreOp::Write,
-            SuspendOp::StoreAppend => StoreOp::Append,
-            SuspendOp::StoreRead => StoreOp::Read,
-            SuspendOp::StoreReadNumbered => StoreOp::ReadNumbered,
-            SuspendOp::StoreStrReplace => StoreOp::StrReplace,
-            SuspendOp::StoreDelete => StoreOp::Delete,
-            SuspendOp::StoreExists => StoreOp::Exists,
-            SuspendOp::StoreGlob => StoreOp::Glob,
-            SuspendOp::Tool
-            | SuspendOp::Round
-            | SuspendOp::Batch
-            | SuspendOp::Infer
-            | SuspendOp::Call
-            | SuspendOp::TasksJoin
-            | SuspendOp::TasksJoinAny
-            | SuspendOp::TasksFanout => return None,
-        })
-    }
 }
 
 /// What a Rust-backed Lua function of a VM does. Every one of them is made by
@@ -212,7 +175,7 @@ pub fn rust_function(lua: &Lua, env: &Rc<Env>, f: RustFn) -> mlua::Result<Functi
     lua.create_function(move |lua, args: MultiValue| match f {
         RustFn::Bind => bind(lua, &env, Args(args)),
         RustFn::Op(op) => call(lua, &env, op, args),
-        RustFn::AppendMessage(role) => handles::append_message(&env, role, &Args(args)),
+        RustFn::AppendMessage(role) => messages::append_message(&env, role, &Args(args)),
     })
 }
 
@@ -280,33 +243,33 @@ fn bind_suspending(lua: &Lua, env: &Rc<Env>, op: SuspendOp) -> mlua::Result<Func
 fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
     let a = Args(args);
     match op {
-        Op::IsControl => globals::is_control(lua, env, &a.get(0)),
-        Op::ErrorParts => globals::error_parts(lua, &a.get(0)),
-        Op::Prose => globals::read_prose(lua, env),
-        Op::ArgvInitial => globals::argv_initial(lua, env),
-        Op::ArgvFrozen => globals::argv_frozen(lua, env, &a.get(0)),
-        Op::SysGet => globals::sys_get(lua, env, &a.get(0)),
-        Op::UiGet => globals::ui_get(lua, env, &a.get(0)),
-        Op::PromptGet => globals::prompt_get(lua, env, &a.get(0)),
-        Op::PromptList => globals::prompt_list(lua, env, &a.get(0)),
-        Op::VarRoot => globals::var_root(lua, env, &a.get(0)),
-        Op::VarIndex => globals::var_index(lua, env, &a.get(0), &a.get(1)),
-        Op::VarNewindex => globals::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
-        Op::VarLen => globals::var_len(lua, &a.get(0)),
-        Op::VarPairs => globals::var_pairs(lua, &a.get(0)),
-        Op::VarNext => globals::var_next(lua, env, &a.get(0), &a.get(1)),
-        Op::JsonArray => globals::json_array(lua, env, a.0),
-        Op::JsonEncode => globals::json_encode(lua, env, &a.get(0)),
-        Op::JsonDecode => globals::json_decode(lua, env, &a.get(0)),
-        Op::Log => globals::log(lua, env, &a.get(0)),
-        Op::Untrusted => globals::untrusted(lua, env, &a.get(0)),
-        Op::Preludes => globals::preludes(lua, env),
-        Op::LoadPrelude => globals::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
-        Op::PreludeVar => globals::prelude_var(lua, env, &a.get(0)),
-        Op::PreludeLoading => globals::prelude_loading(env, &a.get(0)),
-        Op::ModelsUse => globals::select_role(lua, env, &a.get(0), false),
-        Op::ModelsDefault => globals::select_role(lua, env, &a.get(0), true),
-        Op::ModelHandle => handles::model_handle(lua, env, &a.get(0), &a.get(1)),
+        Op::IsControl => errors::is_control(lua, env, &a.get(0)),
+        Op::ErrorParts => errors::error_parts(lua, &a.get(0)),
+        Op::Prose => prose::read_prose(lua, env),
+        Op::ArgvInitial => run_values::argv_initial(lua, env),
+        Op::ArgvFrozen => run_values::argv_frozen(lua, env, &a.get(0)),
+        Op::SysGet => run_values::sys_get(lua, env, &a.get(0)),
+        Op::UiGet => run_values::ui_get(lua, env, &a.get(0)),
+        Op::PromptGet => run_values::prompt_get(lua, env, &a.get(0)),
+        Op::PromptList => run_values::prompt_list(lua, env, &a.get(0)),
+        Op::VarRoot => var::var_root(lua, env, &a.get(0)),
+        Op::VarIndex => var::var_index(lua, env, &a.get(0), &a.get(1)),
+        Op::VarNewindex => var::var_newindex(lua, env, &a.get(0), &a.get(1), &a.get(2)),
+        Op::VarLen => var::var_len(lua, &a.get(0)),
+        Op::VarPairs => var::var_pairs(lua, &a.get(0)),
+        Op::VarNext => var::var_next(lua, env, &a.get(0), &a.get(1)),
+        Op::JsonArray => json::json_array(lua, env, a.0),
+        Op::JsonEncode => json::json_encode(lua, env, &a.get(0)),
+        Op::JsonDecode => json::json_decode(lua, env, &a.get(0)),
+        Op::Log => log::log(lua, env, &a.get(0)),
+        Op::Untrusted => untrusted::untrusted(lua, env, &a.get(0)),
+        Op::Preludes => preludes::preludes(lua, env),
+        Op::LoadPrelude => preludes::load_prelude(lua, &a.get(0), &a.get(1), &a.get(2)),
+        Op::PreludeVar => var::prelude_var(lua, env, &a.get(0)),
+        Op::PreludeLoading => preludes::prelude_loading(env, &a.get(0)),
+        Op::ModelsUse => models_api::select_role(lua, env, &a.get(0), false),
+        Op::ModelsDefault => models_api::select_role(lua, env, &a.get(0), true),
+        Op::ModelHandle => models_api::model_handle(lua, env, &a.get(0), &a.get(1)),
         Op::ToolsGet => tools_api::tools_get(lua, env, &a.get(0)),
         Op::ToolsList => tools_api::tools_list(lua, env, &a.get(0)),
         Op::PacksGet => tools_api::packs_get(lua, env, &a.get(0)),
@@ -333,8 +296,8 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::TaskStatus => control_api::status(lua, env, &a.get(0)),
         Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
         Op::LoadPart => load_part(lua, &a.get(0)),
-        Op::MessagesObject => handles::messages_object(lua),
-        Op::EngineGlobals => values::ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
+        Op::MessagesObject => messages::messages_object(lua),
+        Op::EngineGlobals => ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
     }
 }
 
@@ -345,8 +308,8 @@ fn load_part(lua: &Lua, name: &Value) -> Answer {
         _ => None,
     };
     match part {
-        Some(part) => values::ok(lua, part.load(lua)?),
-        None => fail(lua, ErrKind::Lua, format!("no Engine part named {}", values::key_text(name))),
+        Some(part) => ok(lua, part.load(lua)?),
+        None => fail(lua, ErrorValueKind::Lua, format!("no Engine part named {}", key_text(name))),
     }
 }
 
@@ -356,38 +319,37 @@ async fn suspend(lua: Lua, ctx: Rc<EntryCtx>, op: Option<SuspendOp>, args: Multi
         return Err(mlua::Error::runtime("a suspending Engine function was called without its code"));
     };
     let a = Args(args);
-    if ctx.loading_prelude.get() && op.store_op().is_none() {
-        return fail(&lua, ErrKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
-    }
-    let work: LocalBoxFuture<'_, Answer> = match op.store_op() {
-        Some(store_op) => Box::pin(store_api::call(&lua, &ctx, store_op, a)),
-        None => match op {
-            SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
-            SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
-            SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
-            SuspendOp::Call => Box::pin(control_api::call(&lua, &ctx, a)),
-            SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
-            SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
-            SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
-            _ => Box::pin(globals::infer(&lua, &ctx, a)),
-        },
+    // Exhaustive, as `call` is: a new `SuspendOp` does not compile until it has an arm of its
+    // own (the guarded arm covers none; it refuses, while a prelude loads, what is not a store
+    // call, since that would wait on tools or models).
+    let work: LocalBoxFuture<'_, Answer> = match op {
+        SuspendOp::StoreWrite => Box::pin(store_api::call(&lua, &ctx, StoreOp::Write, a)),
+        SuspendOp::StoreAppend => Box::pin(store_api::call(&lua, &ctx, StoreOp::Append, a)),
+        SuspendOp::StoreRead => Box::pin(store_api::call(&lua, &ctx, StoreOp::Read, a)),
+        SuspendOp::StoreReadNumbered => Box::pin(store_api::call(&lua, &ctx, StoreOp::ReadNumbered, a)),
+        SuspendOp::StoreStrReplace => Box::pin(store_api::call(&lua, &ctx, StoreOp::StrReplace, a)),
+        SuspendOp::StoreDelete => Box::pin(store_api::call(&lua, &ctx, StoreOp::Delete, a)),
+        SuspendOp::StoreExists => Box::pin(store_api::call(&lua, &ctx, StoreOp::Exists, a)),
+        SuspendOp::StoreGlob => Box::pin(store_api::call(&lua, &ctx, StoreOp::Glob, a)),
+        _ if ctx.loading_prelude() => {
+            return fail(&lua, ErrorValueKind::Lua, "a prelude cannot call tools or models while it loads (the call would suspend)");
+        }
+        SuspendOp::Tool => Box::pin(tools_api::catalog_call(&lua, &ctx, a)),
+        SuspendOp::Round => Box::pin(loop_api::ask_model(&lua, &ctx)),
+        SuspendOp::Batch => Box::pin(loop_api::run_batch(&lua, &ctx, a)),
+        SuspendOp::Infer => Box::pin(models_api::infer(&lua, &ctx, a)),
+        SuspendOp::Call => Box::pin(control_api::call(&lua, &ctx, a)),
+        SuspendOp::TasksJoin => Box::pin(control_api::join(&lua, &ctx, a)),
+        SuspendOp::TasksJoinAny => Box::pin(control_api::join_any(&lua, &ctx, a)),
+        SuspendOp::TasksFanout => Box::pin(control_api::fanout(&lua, &ctx, a)),
     };
     let cancelled = ctx.run.host.cancelled();
     futures::select! {
         answer = work.fuse() => answer,
         _ = cancelled.fuse() => {
             ctx.run.stop_with(RunError::new(RunErrorKind::Cancelled, "the run was cancelled"));
-            fail(&lua, ErrKind::Cancelled, "the run was cancelled")
+            fail(&lua, ErrorValueKind::Cancelled, "the run was cancelled")
         }
-    }
-}
-
-/// A function's Lua arguments, read by position (a missing one is nil).
-pub struct Args(pub MultiValue);
-
-impl Args {
-    pub fn get(&self, i: usize) -> Value {
-        self.0.get(i).cloned().unwrap_or(Value::Nil)
     }
 }
 

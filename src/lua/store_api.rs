@@ -7,11 +7,11 @@
 
 use mlua::{Lua, Value};
 
-use super::ops::Args;
-use super::values::{fail, lua_type, ok, Answer};
+use super::env::{fail, ok, Answer, Args};
+use super::values::convert::lua_type;
 use crate::effects::context::{backend_failure, EntryCtx};
-use crate::effects::memory::{self, Held};
-use crate::error::{ErrKind, RunError, RunErrorKind};
+use crate::effects::memory::Held;
+use crate::error::{ErrorValueKind, RunError, RunErrorKind};
 use crate::store::claims::Accessor;
 use crate::store::view::{Failure, Store, StoreError};
 use crate::store::StoreOp;
@@ -65,11 +65,11 @@ fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
         Failure::Store(e) => store_error(lua, &e),
         Failure::Conflict(message) => {
             ctx.run.stop_with(RunError::new(RunErrorKind::Determinism, message.clone()));
-            fail(lua, ErrKind::Store, message)
+            fail(lua, ErrorValueKind::Store, message)
         }
         Failure::Backend(detail) => {
             ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
-            fail(lua, ErrKind::Store, "store backend failure")
+            fail(lua, ErrorValueKind::Store, "store backend failure")
         }
     }
 }
@@ -89,7 +89,7 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
     if let Some(c) = e.count {
         fields.raw_set("count", c)?;
     }
-    let mut mv = fail(lua, ErrKind::Store, &e.message)?;
+    let mut mv = fail(lua, ErrorValueKind::Store, &e.message)?;
     mv.push_back(Value::Table(fields));
     Ok(mv)
 }
@@ -98,8 +98,8 @@ fn store_error(lua: &Lua, e: &StoreError) -> Answer {
 /// holds is charged against the memory ceiling (loaded and written contents grow it).
 pub async fn call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer {
     let answer = run_call(lua, ctx, op, args).await?;
-    if let Err(message) = memory::hold_total(ctx, Held::Store, ctx.run.store.held_bytes()) {
-        return fail(lua, ErrKind::Lua, message);
+    if let Err(message) = ctx.hold_total(Held::Store, ctx.run.store.held_bytes()) {
+        return fail(lua, ErrorValueKind::Lua, message);
     }
     Ok(answer)
 }
@@ -120,7 +120,7 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
             })();
             let (p, old, new) = match strings {
                 Ok(s) => s,
-                Err(m) => return fail(lua, ErrKind::Lua, m),
+                Err(m) => return fail(lua, ErrorValueKind::Lua, m),
             };
             let (old, new) = (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned());
             match store.str_replace(who, &path_text(p), &old, &new).await {
@@ -132,7 +132,7 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
             let name = if op == StoreOp::Glob { "pattern" } else { "path" };
             let p = match string_arg(ctx, &arg(0), name) {
                 Ok(p) => path_text(p),
-                Err(m) => return fail(lua, ErrKind::Lua, m),
+                Err(m) => return fail(lua, ErrorValueKind::Lua, m),
             };
             let result = match op {
                 StoreOp::Delete => store.delete(who, &p).await.map(|()| Value::Nil),
@@ -153,11 +153,11 @@ async fn run_call(lua: &Lua, ctx: &EntryCtx, op: StoreOp, args: Args) -> Answer 
 async fn write_like(lua: &Lua, ctx: &EntryCtx, store: &Store, who: Accessor<'_>, args: &Args, append: bool) -> Answer {
     let p = match string_arg(ctx, &args.get(0), "path") {
         Ok(p) => path_text(p),
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let contents = match string_arg(ctx, &args.get(1), "contents") {
         Ok(c) => c,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let result = if append { store.append(who, &p, &contents).await } else { store.write(who, &p, &contents).await };
     match result {
@@ -172,7 +172,7 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, store: &Store, who: Accessor<'_>, 
     })();
     let (p, start, end) = match parsed {
         Ok(v) => v,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match store.read(who, &path_text(p), start, end, numbered).await {
         Ok(text) => ok(lua, text),

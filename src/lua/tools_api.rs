@@ -7,13 +7,13 @@
 use mlua::{IntoLuaMulti, Lua, Value};
 use serde_json::Value as Json;
 
-use super::handles::{handle_of, pack_object, tool_object, tool_objects, Handle};
-use super::ops::{Args, Env};
-use super::values::{self, fail, lua_type, ok, refuse, sequence, Answer};
+use super::env::{fail, ok, refuse, Answer, Args, Env};
+use super::values::convert::{self, lua_type, sequence};
+use super::values::userdata::{handle_of, pack_object, tool_object, tool_objects, Handle};
 use crate::effects::context::EntryCtx;
 use crate::effects::tool_calls::{self, LocalEnd, ScriptAnswer};
 use crate::effects::Refusal;
-use crate::error::ErrKind;
+use crate::error::ErrorValueKind;
 use crate::tools::catalog::TASK_BUILTINS;
 use crate::tools::{self, LocalTool, TaskAllow, FIXED_LIST};
 
@@ -24,7 +24,7 @@ pub fn tools_get(lua: &Lua, env: &Env, id: &Value) -> Answer {
             Some(i) => ok(lua, tool_object(lua, i)?),
             None => ok(lua, Value::Nil),
         },
-        other => fail(lua, ErrKind::Lua, format!("tools.get takes a tool id, got {}", lua_type(other))),
+        other => fail(lua, ErrorValueKind::Lua, format!("tools.get takes a tool id, got {}", lua_type(other))),
     }
 }
 
@@ -45,7 +45,7 @@ pub fn packs_get(lua: &Lua, env: &Env, id: &Value) -> Answer {
             Some(i) => ok(lua, pack_object(lua, i)?),
             None => ok(lua, Value::Nil),
         },
-        other => fail(lua, ErrKind::Lua, format!("packs.get takes a Pack id, got {}", lua_type(other))),
+        other => fail(lua, ErrorValueKind::Lua, format!("packs.get takes a Pack id, got {}", lua_type(other))),
     }
 }
 
@@ -62,7 +62,7 @@ pub fn packs_list(lua: &Lua, env: &Env, required: &Value) -> Answer {
 
 /// Whether `tools.calls` exists yet (after the entry's first tool call). A plain boolean.
 pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
-    env.ctx.scope.borrow().calls.is_some().into_lua_multi(lua)
+    env.ctx.scope().calls.is_some().into_lua_multi(lua)
 }
 
 /// Whether a local tool handler is running. A plain boolean.
@@ -70,29 +70,29 @@ pub fn calls_active(lua: &Lua, env: &Env) -> Answer {
 /// replaces the allowlist.
 pub fn allow_tasks(lua: &Lua, env: &Env, targets: &Value) -> Answer {
     let allow = match targets {
-        Value::Table(t) => TaskAllow::Only(values::sequence(t).iter().map(|v| values::key_text(v).trim().to_string()).collect()),
+        Value::Table(t) => TaskAllow::Only(convert::sequence(t).iter().map(|v| convert::key_text(v).trim().to_string()).collect()),
         _ => TaskAllow::Any,
     };
-    env.ctx.scope.borrow_mut().task_allow = Some(allow);
+    env.ctx.scope_mut().task_allow = Some(allow);
     ok(lua, ())
 }
 
 /// A local handler starts (bootstrap.lua's `run_local`).
 pub fn local_begin(lua: &Lua, env: &Env, alias: &Value) -> Answer {
-    tool_calls::local_started(&env.ctx, &values::key_text(alias));
+    tool_calls::local_started(&env.ctx, &convert::key_text(alias));
     ok(lua, ())
 }
 
 /// A local handler finished: `(alias, call_id, turn, raised, value)`. Its scalar return becomes
 /// the call's text; a return that cannot be text fails the call.
 pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
-    let alias = values::key_text(&args.get(0));
-    let call_id = values::key_text(&args.get(1));
+    let alias = convert::key_text(&args.get(0));
+    let call_id = convert::key_text(&args.get(1));
     let turn = args.get(2).as_integer().map(|t| t as u64);
     let end = if matches!(args.get(3), Value::Boolean(true)) {
         LocalEnd::Raised
     } else {
-        match values::scalar_text(lua, &args.get(4)) {
+        match convert::scalar_text(lua, &args.get(4)) {
             Ok(t) => LocalEnd::Answered(t.unwrap_or_default()),
             Err(message) => LocalEnd::BadReturn(message),
         }
@@ -100,7 +100,7 @@ pub fn local_end(lua: &Lua, env: &Env, args: &Args) -> Answer {
     tool_calls::local_finished(&env.ctx, &alias, &call_id, turn, &end);
     match end {
         LocalEnd::Raised => ok(lua, ()),
-        LocalEnd::BadReturn(message) => fail(lua, ErrKind::Lua, message),
+        LocalEnd::BadReturn(message) => fail(lua, ErrorValueKind::Lua, message),
         LocalEnd::Answered(text) => ok(lua, text),
     }
 }
@@ -111,13 +111,13 @@ pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
     let (idx, args, name): (usize, String, String) = mlua::FromLuaMulti::from_lua_multi(args.0, lua)?;
     let args: Json = match crate::json_text::parse_str(&args) {
         Ok(j) => j,
-        Err(e) => return fail(lua, ErrKind::Lua, format!("tools.call: the arguments did not survive as JSON: {e}")),
+        Err(e) => return fail(lua, ErrorValueKind::Lua, format!("tools.call: the arguments did not survive as JSON: {e}")),
     };
     match tool_calls::script_call(ctx, idx, &name, args).await {
         Ok(ScriptAnswer::Text(text)) => ok(lua, text),
         Ok(ScriptAnswer::Data(j)) => {
             let marks = &lua.app_data_ref::<std::rc::Rc<Env>>().ok_or_else(|| mlua::Error::runtime("no entry"))?.marks.clone();
-            ok(lua, values::to_lua(lua, &j, marks)?)
+            ok(lua, convert::to_lua(lua, &j, marks)?)
         }
         Err(r) => refuse(lua, r),
     }
@@ -141,7 +141,7 @@ fn offer_entry(ctx: &EntryCtx, v: &Value, call: &str) -> Result<usize, String> {
 /// What `tools.offer` and `packs.offer` share: the refusal once the list is rendered (checked
 /// before the arguments), one argument only, and the entries it names (one, or a list's sequence).
 fn offer_entries(ctx: &EntryCtx, call: &str, one: &str, args: &mlua::MultiValue) -> Result<Vec<Value>, String> {
-    if ctx.scope.borrow().rendered.is_some() {
+    if ctx.scope().rendered.is_some() {
         return Err(format!("{call}: {FIXED_LIST}"));
     }
     if let Some(extra) = args.get(1) {
@@ -164,13 +164,13 @@ pub fn tools_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
         .and_then(|entries| entries.iter().map(|v| offer_entry(ctx, v, "tools.offer")).collect());
     match picked {
         Ok(picked) => {
-            let mut s = ctx.scope.borrow_mut();
+            let mut s = ctx.scope_mut();
             for i in picked {
                 s.offer_tool(i);
             }
             ok(lua, ())
         }
-        Err(m) => fail(lua, ErrKind::Lua, m),
+        Err(m) => fail(lua, ErrorValueKind::Lua, m),
     }
 }
 
@@ -178,7 +178,7 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
     let ctx = &env.ctx;
     let entries = match offer_entries(ctx, "packs.offer", "Pack", args) {
         Ok(e) => e,
-        Err(m) => return fail(lua, ErrKind::Lua, m),
+        Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     let mut picked = Vec::new();
     for v in &entries {
@@ -188,7 +188,7 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
                 if let Some(reason) = crate::ids::pack_id_error(&name) {
                     return fail(
                         lua,
-                        ErrKind::Lua,
+                        ErrorValueKind::Lua,
                         format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {name:?}: invalid Pack id: {reason}"),
                     );
                 }
@@ -196,9 +196,13 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
                     Some(i) => i,
                     None => {
                         if let Some(reason) = ctx.run.unavailable_reason(&name) {
-                            return fail(lua, ErrKind::Lua, format!("packs.offer: the {name} Pack is unavailable in this run: {reason}"));
+                            return fail(
+                                lua,
+                                ErrorValueKind::Lua,
+                                format!("packs.offer: the {name} Pack is unavailable in this run: {reason}"),
+                            );
                         }
-                        return fail(lua, ErrKind::Lua, format!(
+                        return fail(lua, ErrorValueKind::Lua, format!(
                             "packs.offer: no Pack named {name:?} in this run; declare it under uses: to require it, or offer it only when packs.get({name:?}) returns it"
                         ));
                     }
@@ -206,19 +210,19 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
             }
             Value::UserData(_) => match handle_of(v) {
                 Some(Handle::Pack(p)) => p,
-                _ => return fail(lua, ErrKind::Lua, "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
+                _ => return fail(lua, ErrorValueKind::Lua, "packs.offer takes a Pack id, a Pack object, or a list of them, got userdata"),
             },
             other => {
                 return fail(
                     lua,
-                    ErrKind::Lua,
+                    ErrorValueKind::Lua,
                     format!("packs.offer takes a Pack id, a Pack object, or a list of them, got {}", lua_type(other)),
                 )
             }
         };
         picked.push(idx);
     }
-    let mut s = ctx.scope.borrow_mut();
+    let mut s = ctx.scope_mut();
     for i in picked {
         s.offer_pack(i);
     }
@@ -228,27 +232,31 @@ pub fn packs_offer(lua: &Lua, env: &Env, args: &mlua::MultiValue) -> Answer {
 /// `tools.offer_local(alias, description, params, handler)`: bootstrap.lua keeps the handler.
 pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, params: &Value, handler: &Value) -> Answer {
     let ctx = &env.ctx;
-    if ctx.scope.borrow().rendered.is_some() {
-        return fail(lua, ErrKind::Lua, format!("tools.offer_local: {FIXED_LIST}"));
+    if ctx.scope().rendered.is_some() {
+        return fail(lua, ErrorValueKind::Lua, format!("tools.offer_local: {FIXED_LIST}"));
     }
     let Value::String(alias) = alias else {
-        return fail(lua, ErrKind::Lua, format!("bad argument #1 to 'offer_local' (string expected, got {})", lua_type(alias)));
+        return fail(lua, ErrorValueKind::Lua, format!("bad argument #1 to 'offer_local' (string expected, got {})", lua_type(alias)));
     };
     let alias = alias.to_string_lossy();
     let Value::String(description) = description else {
-        return fail(lua, ErrKind::Lua, format!("bad argument #2 to 'offer_local' (string expected, got {})", lua_type(description)));
+        return fail(
+            lua,
+            ErrorValueKind::Lua,
+            format!("bad argument #2 to 'offer_local' (string expected, got {})", lua_type(description)),
+        );
     };
     let Value::Table(params) = params else {
-        return fail(lua, ErrKind::Lua, format!("bad argument #3 to 'offer_local' (table expected, got {})", lua_type(params)));
+        return fail(lua, ErrorValueKind::Lua, format!("bad argument #3 to 'offer_local' (table expected, got {})", lua_type(params)));
     };
     if !matches!(handler, Value::Function(_)) {
-        return fail(lua, ErrKind::Lua, format!("bad argument #4 to 'offer_local' (function expected, got {})", lua_type(handler)));
+        return fail(lua, ErrorValueKind::Lua, format!("bad argument #4 to 'offer_local' (function expected, got {})", lua_type(handler)));
     }
     if !crate::ids::is_alias(&alias) {
-        return fail(lua, ErrKind::Lua, format!("invalid alias {alias:?}: expected {}", crate::ids::ALIAS_GRAMMAR));
+        return fail(lua, ErrorValueKind::Lua, format!("invalid alias {alias:?}: expected {}", crate::ids::ALIAS_GRAMMAR));
     }
-    if ctx.scope.borrow().locals.iter().any(|l| l.alias == alias) {
-        return fail(lua, ErrKind::Lua, format!("tools.offer_local alias {alias:?} is already registered"));
+    if ctx.scope().locals.iter().any(|l| l.alias == alias) {
+        return fail(lua, ErrorValueKind::Lua, format!("tools.offer_local alias {alias:?} is already registered"));
     }
     let mut list = Vec::new();
     for pair in params.pairs::<Value, Value>() {
@@ -263,7 +271,11 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
                 let ty = match t.raw_get::<Value>(1)? {
                     Value::String(s) => s.to_string_lossy(),
                     other => {
-                        return fail(lua, ErrKind::Lua, format!("error converting Lua {} to String (expected string)", other.type_name()));
+                        return fail(
+                            lua,
+                            ErrorValueKind::Lua,
+                            format!("error converting Lua {} to String (expected string)", other.type_name()),
+                        );
                     }
                 };
                 let d = match t.raw_get::<Value>(2)? {
@@ -275,7 +287,7 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
             _ => {
                 return fail(
                     lua,
-                    ErrKind::Lua,
+                    ErrorValueKind::Lua,
                     format!("tools.offer_local param {name:?} must be a type string or a {{type, description}} array"),
                 );
             }
@@ -283,7 +295,7 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
         if !["string", "integer", "number", "boolean"].contains(&ty.as_str()) {
             return fail(
                 lua,
-                ErrKind::Lua,
+                ErrorValueKind::Lua,
                 format!(
                 "tools.offer_local param {name:?} has unsupported type {ty:?}: expected \"string\", \"integer\", \"number\", or \"boolean\""
             ),
@@ -291,11 +303,7 @@ pub fn offer_local(lua: &Lua, env: &Env, alias: &Value, description: &Value, par
         }
         list.push((name, ty, description));
     }
-    ctx.scope.borrow_mut().locals.push(LocalTool {
-        alias,
-        description: description.to_string_lossy(),
-        parameters: tools::local_schema(&list),
-    });
+    ctx.scope_mut().locals.push(LocalTool { alias, description: description.to_string_lossy(), parameters: tools::local_schema(&list) });
     ok(lua, ())
 }
 
@@ -307,23 +315,27 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         Value::UserData(_) => match handle_of(tool) {
             Some(Handle::Tool(t)) => ctx.run.catalog.tools[t].id.clone(),
-            _ => return fail(lua, ErrKind::Lua, "tools.call takes a tool id, a local alias, or a tool object, got userdata"),
+            _ => return fail(lua, ErrorValueKind::Lua, "tools.call takes a tool id, a local alias, or a tool object, got userdata"),
         },
         other => {
-            return fail(lua, ErrKind::Lua, format!("tools.call takes a tool id, a local alias, or a tool object, got {}", lua_type(other)))
+            return fail(
+                lua,
+                ErrorValueKind::Lua,
+                format!("tools.call takes a tool id, a local alias, or a tool object, got {}", lua_type(other)),
+            )
         }
     };
     let json_args = match args {
         Value::Nil => crate::obj!({}),
-        Value::Table(_) => match values::to_json(args, marks) {
+        Value::Table(_) => match convert::to_json(args, marks) {
             Ok(Json::Array(a)) if a.is_empty() => crate::obj!({}),
             Ok(j @ Json::Object(_)) => j,
-            Ok(_) => return fail(lua, ErrKind::Lua, "args must be a JSON-representable table: an array is not an arguments object"),
-            Err(e) => return fail(lua, ErrKind::Lua, format!("args must be a JSON-representable table: {}", e.describe())),
+            Ok(_) => return fail(lua, ErrorValueKind::Lua, "args must be a JSON-representable table: an array is not an arguments object"),
+            Err(e) => return fail(lua, ErrorValueKind::Lua, format!("args must be a JSON-representable table: {}", e.describe())),
         },
-        other => return fail(lua, ErrKind::Lua, format!("args must be a table, got {}", lua_type(other))),
+        other => return fail(lua, ErrorValueKind::Lua, format!("args must be a table, got {}", lua_type(other))),
     };
-    let unbound = |message: String| refuse(lua, Refusal::new(ErrKind::UnboundTool, message).naming(&name));
+    let unbound = |message: String| refuse(lua, Refusal::new(ErrorValueKind::UnboundTool, message).naming(&name));
     if TASK_BUILTINS.contains(&name.as_str()) {
         return unbound(format!(
             "tool {name:?} is a task built-in, which only a model can call; Lua starts tasks with the tasks namespace"
@@ -331,8 +343,8 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
     }
     // `true, alias, args` for a local tool (bootstrap.lua runs its handler); `false, index,
     // args as JSON text, the name used` for a catalog tool (the `tool` suspension runs it).
-    if ctx.scope.borrow().locals.iter().any(|l| l.alias == name) {
-        return ok(lua, (true, name.as_str(), values::to_lua(lua, &json_args, marks)?));
+    if ctx.scope().locals.iter().any(|l| l.alias == name) {
+        return ok(lua, (true, name.as_str(), convert::to_lua(lua, &json_args, marks)?));
     }
     match ctx.run.catalog.tool(&name) {
         Some(idx) => {
@@ -353,7 +365,7 @@ pub fn calls_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
         Value::String(s) => s.to_string_lossy(),
         other => lua_type(other).to_string(),
     };
-    let s = ctx.scope.borrow();
+    let s = ctx.scope();
     let Some(calls) = &s.calls else { return ok(lua, Value::Nil) };
     if let Some(n) = calls.get(&k) {
         return ok(lua, *n);
@@ -366,5 +378,5 @@ pub fn calls_get(lua: &Lua, env: &Env, key: &Value) -> Answer {
     } else {
         ""
     };
-    fail(lua, ErrKind::Lua, format!("tools.calls: {k:?} has no seeded count; seeded names: {seeded:?}{hint}"))
+    fail(lua, ErrorValueKind::Lua, format!("tools.calls: {k:?} has no seeded count; seeded names: {seeded:?}{hint}"))
 }

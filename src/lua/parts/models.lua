@@ -12,8 +12,8 @@ local engine_pcall, part = core.pcall, core.part
 local models = {}
 models.infer = function(p) return check(E.infer(p)) end
 -- models.get(role): a frozen handle whose infer runs one round on that role.
--- Every model handle's `infer` field answers `infer_method` (lua/handles.rs keeps it, given with
--- the first handle).
+-- Every model handle's `infer` field answers `infer_method` (lua/models_api.rs keeps it, given
+-- with the first handle).
 local function infer_method(handle, p) return check(E.infer(p, handle.role)) end
 models.get = function(role) return check(E.model_handle(role, infer_method)) end
 models.use = function(role) return check(E.models_use(role)) end

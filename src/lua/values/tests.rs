@@ -1,7 +1,15 @@
 //! Round-trip properties of the JSON <-> Lua conversions and of `var` writes.
 
-use super::*;
-use mlua::{LuaOptions, StdLib};
+use mlua::{Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use serde_json::{Map, Value as Json};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::convert::{to_json, to_lua, NotJson};
+use super::json_handle::{apply_write, write_delta, Access, JsonHandle, Step};
+use super::proxy::{make_proxy, proxy_index, proxy_newindex};
+use crate::effects::memory::json_size;
+use crate::lua::env::{Marks, ProxyShims};
 use proptest::prelude::*;
 
 fn bare() -> (Lua, Marks) {
