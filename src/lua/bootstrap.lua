@@ -15,7 +15,7 @@ local G, E = ...
 local raw_pcall, raw_error, raw_setmetatable, raw_getmetatable = pcall, error, setmetatable, getmetatable
 local raw_set, raw_get, raw_find = rawset, rawget, string.find
 -- (tostring, string.format and math.frexp are Lua's own, patched in C for determinism:
--- wasm-support/lua-patches/determinism.patch.)
+-- vendor/lua-src/patches/determinism.patch.)
 local type, tostring, next, select = type, tostring, next, select
 
 -- Protected: a prompt that could reach this table could give it a `__gc`, and every error value

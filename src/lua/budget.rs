@@ -1,7 +1,7 @@
 //! The work budget of a section entry's VM: the instruction budget, the event-loop turns and
 //! the cancellation check, without a per-instruction hook.
 //!
-//! The build-produced Lua copy carries a small patch (`wasm-support/lua-patches/budget.patch`,
+//! The build-produced Lua copy carries a small patch (`vendor/lua-src/patches/budget.patch`,
 //! described in its README): the VM and the libraries spend *units* from a counter in the global
 //! state, and when it runs out Lua calls [`on_budget`]. One unit is about one VM instruction:
 //! a call of a Lua function spends the function's code length, a loop back-edge the length of

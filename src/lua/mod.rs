@@ -68,7 +68,7 @@ const BASE_ALLOWED: &[&str] = &[
 /// What the base library and the opened libraries define beyond [`BASE_ALLOWED`]: removed from
 /// every VM once bootstrap.lua has captured what it needs (`coroutine` is opened for mlua's
 /// async functions only).
-/// (`dofile` and `loadfile` are not registered at all: wasm-support/lua-patches/no-file-loading.patch.)
+/// (`dofile` and `loadfile` are not registered at all: vendor/lua-src/patches/no-file-loading.patch.)
 const BASE_REMOVED: &[&str] = &["collectgarbage", "coroutine", "load", "print", "rawequal", "rawget", "rawlen", "rawset", "warn"];
 
 /// Base functions the official Lua test suite needs and the sandbox removes, kept only in the
@@ -170,7 +170,7 @@ fn libs() -> StdLib {
 const FIRST_GC_PAUSE: i32 = 1000;
 
 /// A fresh VM's first full collection, while the heap holds only the libraries (the patched mlua
-/// does no collection work while it builds a state: `mlua-patches/2-no-gc-while-building.patch`),
+/// does no collection work while it builds a state: `vendor/mlua/patches/2-no-gc-while-building.patch`),
 /// with a long pause: it sets when the next cycle starts, and at Lua's default pause (1.5 times
 /// the libraries' size, which the entry's own setup, mlua's and bootstrap.lua's, passed) every
 /// entry began a cycle marking a heap about to be freed whole. Back to the default right after, so
@@ -214,7 +214,7 @@ fn drop_removed_globals(lua: &Lua) -> mlua::Result<()> {
 
 /// A fresh state with the libraries a VM opens, its one handle running no collection when dropped
 /// (mlua's first handle would, on a state about to be freed whole: a tenth of an entry;
-/// `mlua-patches/3-first-handle-gc-option.patch`).
+/// `vendor/mlua/patches/3-first-handle-gc-option.patch`).
 fn new_state() -> mlua::Result<Lua> {
     Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false))
 }
@@ -303,7 +303,7 @@ mod tests {
     }
 
     /// The patched mlua stops the collector while it builds a state
-    /// (`mlua-patches/2-no-gc-while-building.patch`): it must be running again when the state is
+    /// (`vendor/mlua/patches/2-no-gc-while-building.patch`): it must be running again when the state is
     /// handed over, and the first collection's long pause must not outlive it, or a VM would grow
     /// without collecting until the memory ceiling.
     #[test]

@@ -2,7 +2,7 @@
 //! function, at the line where it stands in the prompt file, so Lua's positions ("## Main:12:")
 //! are file lines.
 //!
-//! The line is handed to Lua's lexer (`lua_setloadline`, wasm-support/lua-patches/loadline.patch)
+//! The line is handed to Lua's lexer (`lua_setloadline`, vendor/lua-src/patches/loadline.patch)
 //! instead of prepending that many newlines: the lexer read those one by one, some 20,000
 //! instructions for a block at line 600, and the padded copy of the text was an allocation of
 //! its own (docs/performance.md, "Decision records").
