@@ -157,10 +157,13 @@ fn a_hard_error_in_an_arm_cancels_its_siblings_and_raises_at_the_fanout() {
     *host.model_latency.borrow_mut() = Some(Box::new(|| 50));
     let src = prompt(&format!(
         "## Main\n\n{}\n### W\n\n{}",
-        lua("local ok, e = pcall(tasks.fanout, '### W', { 1, 2, 3 })\nreturn tostring(ok) .. '|' .. e.kind .. '|' .. e.message"),
+        lua("local ok, e = pcall(tasks.fanout, '### W', { 1, 2, 3 })\nreturn tostring(ok) .. '|' .. e.kind .. '|' .. e.message .. '|' .. e.arm .. '|' .. e.item .. '|' .. e.cause.message"),
         lua("if item == 2 then error('arm two failed') end\nmodels.infer('x')\nstore.write('late' .. item, 'x')"),
     ));
-    assert_eq!(run_host(host.clone(), &src).unwrap().as_deref(), Some("false|lua|### W:19: arm two failed"));
+    assert_eq!(
+        run_host(host.clone(), &src).unwrap().as_deref(),
+        Some("false|lua|tasks.fanout: arm 2 (item 2) failed: ### W:19: arm two failed|2|2|### W:19: arm two failed")
+    );
     let events = host.events.borrow();
     let statuses: Vec<&str> = events.iter().filter(|e| e["type"] == "task_finished").filter_map(|e| e["status"].as_str()).collect();
     assert_eq!(statuses, ["failed", "cancelled", "cancelled"]);

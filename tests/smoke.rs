@@ -30,3 +30,22 @@ fn errors_a_block_ends_with_carry_its_line() {
     let e = error("# T\n\n## A\n\n```lua\nreturn {}\n```\n", "");
     assert_eq!((e.message.as_str(), e.line), ("cannot return a table as a result", Some(6)));
 }
+
+#[test]
+fn a_misspelt_field_of_models_raises_where_it_is_read() {
+    let e = error(&prompt("```lua\nlocal f = models.infr\n```\n"), "");
+    assert!(e.message.ends_with("models has no field 'infr' (its fields: compact, default, get, infer, loop, need, use)"), "{}", e.message);
+    let e = error(&prompt("```lua\nmodels.compact()\n```\n"), "");
+    assert!(e.message.ends_with("models.compact is not available in this version of Runvil"), "{}", e.message);
+}
+
+#[test]
+fn replacing_var_is_an_error_not_a_silent_loss() {
+    for lua in ["var = { count = 1 }", "local x = var.a\nvar = { count = 1 }", "var.sub = {}\nvar = var.sub"] {
+        let e = error(&prompt(&format!("```lua\n{lua}\n```\n\n## Next\n\n```lua\nreturn json.encode(var)\n```\n")), "");
+        assert!(e.message.starts_with("this block assigned the global var"), "{lua}: {}", e.message);
+        assert_eq!(e.line, Some(10), "{lua}");
+    }
+    // Clearing the name is harmless: the next read is var again.
+    assert_eq!(result(&prompt("```lua\nvar.a = 1\nvar = nil\nreturn var.a\n```\n"), ""), "1");
+}

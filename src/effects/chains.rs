@@ -201,6 +201,30 @@ pub fn error_value(e: &RunError) -> Json {
     }
 }
 
+/// The error a fanout raises for its failed arm: the arm's kind, a message that names the arm
+/// (its 1-based index and item) before the arm's own message, and the arm's error value as
+/// `cause`, with `arm` and `item` as fields a caller can read.
+fn arm_failure(error: RunError, arm: usize, item: Option<&Json>) -> RunError {
+    let cause = error_value(&error);
+    let item_text = item.map(|j| {
+        let text = j.to_string();
+        match text.char_indices().nth(60) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text,
+        }
+    });
+    let named = match &item_text {
+        Some(t) => format!("tasks.fanout: arm {arm} (item {t}) failed: {}", error.message),
+        None => format!("tasks.fanout: arm {arm} failed: {}", error.message),
+    };
+    let kind = cause.get("kind").cloned().unwrap_or_else(|| Json::from(ErrorValueKind::Lua.as_str()));
+    let mut value = crate::obj!({ "kind": kind, "message": named, "arm": arm, "cause": cause });
+    if let Some(item) = item {
+        value["item"] = item.clone();
+    }
+    RunError { message: named, value: Some(Box::new(value)), ..error }
+}
+
 /// A task's result as its deliverer reports it.
 pub fn delivered(task: &Task) -> Delivered {
     let Some(end) = task.end() else {
@@ -265,7 +289,8 @@ pub async fn fanout(ctx: &EntryCtx, worker: Worker, members: Vec<Json>) -> Resul
             for sibling in &running {
                 cancel(&ctx.run, sibling);
             }
-            return Err(error);
+            let arm = started.iter().position(|t| Rc::ptr_eq(t, &done)).map_or(0, |i| i + 1);
+            return Err(arm_failure(error, arm, done.item.as_ref()));
         }
     }
     for task in &started {

@@ -154,7 +154,13 @@ async fn run_body(ctx: &Rc<EntryCtx>, body: &Body) -> Result<EntryEnd, RunError>
     for block in &body.blocks {
         ctx.prose.start(block.prose.clone());
         let heading = ctx.heading();
-        let values = match run_chunk(ctx, &vm, &block.lua, &heading).await.map_err(|e| e.in_block(&heading, block.lua.line))? {
+        let flow = run_chunk(ctx, &vm, &block.lua, &heading).await.map_err(|e| e.in_block(&heading, block.lua.line))?;
+        if lua::var_replaced(&vm.lua) {
+            let message = "this block assigned the global var: var is the run's JSON state and cannot be replaced; \
+                           set its fields instead (var.name = value, var.name = nil)";
+            return Err(RunError::new(RunErrorKind::Lua, message).in_block(&heading, block.lua.line));
+        }
+        let values = match flow {
             Flow::Values(values) => values,
             Flow::Jump(target) => {
                 if ctx.is_h1() {

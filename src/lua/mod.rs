@@ -36,6 +36,7 @@ pub use errors::{is_memory_error, memory_limit_error, mlua_error_message, setup_
 pub use preludes::has_preludes;
 pub use source::load_text;
 use values::convert;
+pub use var::var_replaced;
 
 /// The base functions a block may use (docs/language.md, "The sandbox and the Engine globals").
 /// Everything else the base library defines is removed after the bootstrap captured what it

@@ -45,3 +45,16 @@ pub fn var_next(lua: &Lua, env: &Env, t: &Value, key: &Value) -> Answer {
         _ => ok(lua, false),
     }
 }
+
+/// Whether a block assigned the global `var` (a plain table, `var.sub`, anything but the root
+/// proxy): Lua lets a block rebind the name, and what it then wrote would silently stay in that
+/// VM. `nil` (never read, or cleared: the next read makes the proxy again) is not a replacement.
+pub fn var_replaced(lua: &Lua) -> bool {
+    match lua.globals().raw_get::<Value>("var") {
+        Ok(Value::Nil) => false,
+        Ok(Value::Table(t)) => {
+            !proxy::proxy_handle(&t).is_some_and(|h| h.json().is_some_and(|j| j.path.is_empty() && j.access == Access::Var))
+        }
+        _ => true,
+    }
+}

@@ -46,5 +46,5 @@ return { globals = {
   end),
   ui = sealed('ui', function(k) return E.ui_get(k) end),
   messages = check(E.messages_object()),
-  compactors = core.part('unavailable').table('compactors'),
+  compactors = core.part('unavailable').table('compactors', nil, { 'clear' }),
 } }

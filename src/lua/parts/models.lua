@@ -43,5 +43,5 @@ models.loop = function()
     check(E.loop_finish())
   end
 end
-return { globals = { models = part('unavailable').table('models', models) } }
+return { globals = { models = part('unavailable').table('models', models, { 'compact', 'need' }) } }
 

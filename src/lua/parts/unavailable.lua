@@ -15,10 +15,25 @@ local function unavailable_fn(name)
 end
 
 return {
-  -- `present` (or a new table) sealed: reading a name it lacks gives a function that raises.
-  table = function(name, present)
-    return raw_setmetatable(present or {}, {
-      __index = function(_, k) return unavailable_fn(name .. '.' .. tostring(k)) end,
+  -- `present` (or a new table) sealed. Reading one of `planned`, the names the language has and
+  -- this version does not build yet, gives a function that says so when called; reading any
+  -- other name it lacks is a typo and raises at once, listing what there is.
+  table = function(name, present, planned)
+    present = present or {}
+    local is_planned = {}
+    for _, k in core.ipairs(planned) do is_planned[k] = true end
+    local function known()
+      local names = {}
+      for k in core.next, present do names[#names + 1] = tostring(k) end
+      for k in core.next, is_planned do names[#names + 1] = k end
+      core.std.table.sort(names)
+      return core.std.table.concat(names, ', ')
+    end
+    return raw_setmetatable(present, {
+      __index = function(_, k)
+        if is_planned[k] then return unavailable_fn(name .. '.' .. tostring(k)) end
+        raise('lua', name .. " has no field '" .. tostring(k) .. "' (its fields: " .. known() .. ')')
+      end,
       __newindex = function(_, k) raise('lua', name .. " is sealed; cannot set '" .. tostring(k) .. "'") end,
       __metatable = name .. ' is sealed',
     })
