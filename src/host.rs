@@ -21,6 +21,9 @@ pub struct ModelRequest<'a> {
     pub role: &'a str,
     pub spec: &'a Json,
     pub section: &'a str,
+    /// The chain (`0`, `0.1`, ...) and the entry (`sys.id`) the round belongs to.
+    pub chain: &'a str,
+    pub entry: u64,
     pub turn: u64,
     /// Unique within the run; the host may drop its copy at [`Host::end_conversation`].
     pub conversation: u64,
@@ -33,7 +36,10 @@ pub struct ModelRequest<'a> {
 impl ModelRequest<'_> {
     /// The request as one JSON object (`{ role, spec, messages, tools, section, turn }`).
     pub fn to_json(&self) -> Json {
-        let mut request = crate::obj!({ "role": self.role, "spec": self.spec, "section": self.section, "turn": self.turn });
+        let mut request = crate::obj!({
+            "role": self.role, "spec": self.spec, "section": self.section, "turn": self.turn,
+            "chain": self.chain, "entry": self.entry,
+        });
         request["messages"] = Json::Array(self.messages.iter().map(Record::to_wire).collect());
         if let Some(tools) = self.tools {
             request["tools"] = (**tools).clone();

@@ -356,3 +356,37 @@ fn the_section_entry_limit_is_a_run_option() {
     let e = run(40).unwrap_err();
     assert_eq!((e.kind, e.message.starts_with("section entry limit of 40 reached")), (RunErrorKind::Limit, true), "{}", e.message);
 }
+
+#[test]
+fn events_and_model_requests_name_their_chain_and_entry() {
+    let host = Rc::new(TestHost::default());
+    host.model("default", vec![json!("a"), json!("b")]);
+    let src = prompt(&format!(
+        "## Main\n\n{}\n### W\n\n{}\n## Helper\n\n{}",
+        lua("tasks.fanout('### W', { 1, 2 })\nreturn call('## Helper')"),
+        lua("log('arm ' .. item)\nreturn models.infer('x')"),
+        lua("log('helping')\nreturn 'ok'"),
+    ));
+    assert_eq!(run_host(host.clone(), &src).unwrap().as_deref(), Some("ok"));
+    let events = host.events.borrow();
+    let of = |t: &str| events.iter().filter(|e| e["type"] == t).cloned().collect::<Vec<Json>>();
+    let main = of("section_started").into_iter().find(|e| e["heading"] == "## Main").unwrap();
+    assert_eq!((main["chain"].as_str(), main.get("caller")), (Some("0"), None));
+    // The two arms are two chains, each started by ## Main's entry.
+    let arms: Vec<Json> = of("section_started").into_iter().filter(|e| e["heading"] == "### W").collect();
+    let mut chains: Vec<&str> = arms.iter().map(|e| e["chain"].as_str().unwrap()).collect();
+    chains.sort();
+    assert_eq!(chains, ["0.0", "0.1"]);
+    assert!(arms.iter().all(|e| e["caller"] == main["id"]), "{arms:?}");
+    // A call shares its caller's chain, and names the calling entry.
+    let helper = of("section_started").into_iter().find(|e| e["heading"] == "## Helper").unwrap();
+    assert_eq!((helper["chain"].as_str(), &helper["caller"]), (Some("0"), &main["id"]));
+    // Every event inside an entry says which; model requests too.
+    for log in of("log") {
+        assert!(log["chain"].is_string() && log["entry"].is_u64(), "{log}");
+    }
+    let requests = host.requests.borrow();
+    let mut request_chains: Vec<&str> = requests.iter().map(|r| r["chain"].as_str().unwrap()).collect();
+    request_chains.sort();
+    assert_eq!(request_chains, ["0.0", "0.1"]);
+}

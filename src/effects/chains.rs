@@ -57,7 +57,8 @@ fn check_depth(owner: &Chain) -> Result<(), String> {
 }
 
 /// A new chain one level below `owner`'s, with `identity`.
-fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: ChainStart) -> Result<Rc<Chain>, String> {
+fn new_chain(ctx: &EntryCtx, identity: Rc<Identity>, start: ChainStart) -> Result<Rc<Chain>, String> {
+    let (run, owner) = (&*ctx.run, &*ctx.chain);
     check_depth(owner)?;
     let (args, argv) = match start.input {
         Some(input) => {
@@ -82,6 +83,7 @@ fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: Chai
         index: start.index,
         memory,
         tasks: RefCell::new(Vec::new()),
+        caller: Some(ctx.id),
     }))
 }
 
@@ -89,7 +91,7 @@ fn new_chain(run: &RunShared, owner: &Chain, identity: Rc<Identity>, start: Chai
 /// `None` when its walk ran out. The chain shares the caller's store identity.
 pub async fn call(ctx: &EntryCtx, section: usize, input: Option<String>) -> Result<Option<String>, RunError> {
     let start = ChainStart { input, item: None, index: None, worker: None };
-    let chain = new_chain(&ctx.run, &ctx.chain, ctx.chain.identity.clone(), start).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
+    let chain = new_chain(ctx, ctx.chain.identity.clone(), start).map_err(|m| RunError::new(RunErrorKind::Lua, m))?;
     (ctx.run.walk_chain)(ctx.run.clone(), chain, section).await
 }
 
@@ -102,13 +104,13 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
     let id = owner.identity.next_task_id();
     let clock = owner.identity.fork(&id);
     let item = start.item.clone();
-    let chain = new_chain(run, owner, Identity::new(id.clone(), clock), start)?;
+    let chain = new_chain(ctx, Identity::new(id.clone(), clock), start)?;
     let (abort, registration) = AbortHandle::new_pair();
     let task = Rc::new(Task::new(id.clone(), section, item, starter, chain.identity.clone(), abort));
     owner.tasks.borrow_mut().push(task.clone());
 
     let s = &run.prompt.sections[section];
-    run.emit(Event::TaskStarted, Some(&s.name), crate::obj!({ "id": id, "target": s.heading, "owner": owner.id() }));
+    run.emit(Event::TaskStarted, Some(&s.name), crate::obj!({ "id": id, "target": s.heading, "owner": owner.id(), "entry": ctx.id }));
     let (run2, task2) = (run.clone(), task.clone());
     let body = async move {
         let outcome = (run2.walk_chain)(run2.clone(), chain, section).await;

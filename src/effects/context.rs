@@ -182,6 +182,9 @@ pub struct Chain {
     pub memory: Meter,
     /// Tasks this chain started: its end joins them.
     pub tasks: RefCell<Vec<Rc<Task>>>,
+    /// The entry (its `sys.id`) whose `call`, spawn or fanout started this chain; `None` for the
+    /// main chain. Events name it (`caller`), so an observer can nest the chain's entries under it.
+    pub caller: Option<u64>,
 }
 
 impl Chain {
@@ -244,6 +247,16 @@ impl EntryCtx {
     }
 
     /// `sys.section_name` and the `section` of events: the heading text without markers.
+    /// Emits `event` for this entry: its section, and the chain and entry it belongs to, so an
+    /// observer can tell two arms of one section apart and nest what happens in an entry.
+    pub fn emit(&self, event: Event, mut fields: Json) {
+        if let Json::Object(map) = &mut fields {
+            map.insert("chain".into(), Json::from(self.chain.id()));
+            map.insert("entry".into(), Json::from(self.id));
+        }
+        self.run.emit(event, Some(self.section_name()), fields);
+    }
+
     pub fn section_name(&self) -> &str {
         match self.section {
             Some(i) => &self.run.prompt.sections[i].name,

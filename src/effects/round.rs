@@ -65,10 +65,9 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
         return Err(Refusal::new(ErrorValueKind::Model, format!("no model is bound to the role {role}")));
     }
     if c.scope().rendered.is_none() {
-        let name = c.section_name().to_string();
-        c.run.emit(Event::ToolScopeValidationStarted, Some(&name), crate::obj!({}));
+        c.emit(Event::ToolScopeValidationStarted, crate::obj!({}));
         let count = c.scope_mut().render(&c.run.catalog).len();
-        c.run.emit(Event::ToolScopeValidationSucceeded, Some(&name), crate::obj!({ "tools": count }));
+        c.emit(Event::ToolScopeValidationSucceeded, crate::obj!({ "tools": count }));
     }
     *c.conversation.round_mut() = Round::default();
     Ok(())
@@ -96,7 +95,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let tools = tool_list(ctx);
     let advertised = &tools.advertised;
     let name = ctx.section_name().to_string();
-    ctx.run.emit(Event::ModelTurnStarted, Some(&name), crate::obj!({ "turn": turn, "role": role }));
+    ctx.emit(Event::ModelTurnStarted, crate::obj!({ "turn": turn, "role": role }));
     // The host gets the whole conversation by reference and ships what it needs; the borrow
     // ends before the await (the call is made synchronously, the future owns its data).
     let call = {
@@ -105,6 +104,8 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             role: &role,
             spec: &spec,
             section: &name,
+            chain: ctx.chain.id(),
+            entry: ctx.id,
             turn,
             conversation: ctx.conversation.id(),
             messages: &messages,
@@ -112,7 +113,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         })
     };
     let reply = call.await.map_err(model_error)?;
-    ctx.run.emit(Event::ModelTurnCompleted, Some(&name), crate::obj!({ "turn": turn }));
+    ctx.emit(Event::ModelTurnCompleted, crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
     ctx.conversation.set_model_facts(model_id.to_string(), finish.to_string());
@@ -138,11 +139,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             Some(a) => resolved.push((call.clone(), a.target.clone())),
             None => {
                 emit_batch(ctx, turn, &calls, advertised);
-                ctx.run.emit(
-                    Event::ToolCallFailed,
-                    Some(&name),
-                    crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }),
-                );
+                ctx.emit(Event::ToolCallFailed, crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
                 let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
                 let hint = if ctx.run.catalog.by_wire(&call.name).is_some() {
                     " (a catalog tool that was not offered in this section)"
@@ -212,11 +209,9 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         }
     };
     if let Some((call_id, alias, text)) = refused {
-        let name = ctx.section_name().to_string();
-        ctx.run.emit(Event::ToolCallFailed, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-        ctx.run.emit(
+        ctx.emit(Event::ToolCallFailed, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+        ctx.emit(
             Event::ToolResult,
-            Some(&name),
             crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": false }),
         );
         return Ok(index + 1);
@@ -300,5 +295,5 @@ fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Adverti
             o
         })
         .collect();
-    c.run.emit(Event::AssistantToolCalls, Some(c.section_name()), crate::obj!({ "turn": turn, "calls": list }));
+    c.emit(Event::AssistantToolCalls, crate::obj!({ "turn": turn, "calls": list }));
 }

@@ -70,30 +70,23 @@ pub async fn call_catalog(
     match outcome {
         Ok(text) => {
             let text = if trusted { text } else { crate::untrusted::envelope(&text, &ctx.run.nonce) };
-            ctx.run.emit(
-                Event::ToolCallSucceeded,
-                Some(&name),
-                crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }),
-            );
-            ctx.run.emit(
+            ctx.emit(Event::ToolCallSucceeded, crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
+            ctx.emit(
                 Event::ToolResult,
-                Some(&name),
                 crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
             );
             Ok((text, trusted))
         }
         Err(msg) => {
-            ctx.run.emit(
+            ctx.emit(
                 Event::ToolCallFailed,
-                Some(&name),
                 crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }),
             );
             if caller == Caller::Model {
                 // The model reads the failure as the call's (untrusted) result.
                 let text = crate::untrusted::envelope(&msg, &ctx.run.nonce);
-                ctx.run.emit(
+                ctx.emit(
                     Event::ToolResult,
-                    Some(&name),
                     crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": false }),
                 );
             }
@@ -136,16 +129,14 @@ pub enum LocalEnd {
 pub fn local_finished(c: &EntryCtx, alias: &str, call_id: &str, turn: Option<u64>, end: &LocalEnd) {
     let turn = turn.unwrap_or_else(|| c.scope().turn);
     c.scope_mut().handler_depth -= 1;
-    let name = c.section_name().to_string();
-    let failed = || c.run.emit(Event::ToolCallFailed, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    let failed = || c.emit(Event::ToolCallFailed, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
     match end {
         LocalEnd::Raised if c.run.stopped() => {}
         LocalEnd::Raised | LocalEnd::BadReturn(_) => failed(),
         LocalEnd::Answered(text) => {
-            c.run.emit(Event::ToolCallSucceeded, Some(&name), crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-            c.run.emit(
+            c.emit(Event::ToolCallSucceeded, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+            c.emit(
                 Event::ToolResult,
-                Some(&name),
                 crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
             );
         }

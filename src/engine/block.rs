@@ -85,8 +85,11 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     // copy of its conversation goes with it.
     let _ended = ConversationEnd(run.clone(), conversation);
     let ctx = Rc::new(EntryCtx::new(run.clone(), chain.clone(), section, id, item, conversation));
-    let name = ctx.section_name().to_string();
-    run.emit(Event::SectionStarted, Some(&name), crate::obj!({ "id": id, "heading": ctx.heading() }));
+    let mut started = crate::obj!({ "id": id, "heading": ctx.heading() });
+    if let Some(caller) = chain.caller {
+        started["caller"] = Json::from(caller);
+    }
+    ctx.emit(Event::SectionStarted, started);
     let body = match section {
         Some(i) => &run.prompt.sections[i].body,
         None => &run.prompt.h1,
@@ -104,7 +107,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         Ok(EntryEnd::Jumped(_)) => "jumped",
         Err(_) => "failed",
     };
-    run.emit(Event::SectionFinished, Some(&name), crate::obj!({ "id": id, "outcome": outcome }));
+    ctx.emit(Event::SectionFinished, crate::obj!({ "id": id, "outcome": outcome }));
     result
 }
 

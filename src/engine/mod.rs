@@ -140,6 +140,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
         index: None,
         memory,
         tasks: RefCell::new(Vec::new()),
+        caller: None,
     });
     // The main walk and every task run on one executor; tasks still running when the run ends
     // (it failed or was cancelled) are cancelled with it.

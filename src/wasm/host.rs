@@ -287,6 +287,8 @@ impl Host for JsHost {
             JsValue::from_str(&request.spec.to_string()),
             JsValue::from_str(request.section),
             JsValue::from_f64(request.turn as f64),
+            JsValue::from_str(request.chain),
+            JsValue::from_f64(request.entry as f64),
         ] {
             args.push(&arg);
         }
