@@ -95,9 +95,14 @@ export const attacks = [
     expect: { kind: 'Lua', message: 'tools.calls is read-only' },
   },
   {
-    group: 'escape', area: 'sealed globals', name: 'a replaced sys or var global does not fool substitution',
-    source: '# Test\n\n## Main\n\n```lua\nvar.n = 1\nsys = { id = 99 }\nvar = { n = 42 }\n```\n\n{{sys.id}} {{var.n}}\n\n```lua\nreturn prose\n```\n',
+    group: 'escape', area: 'sealed globals', name: 'a replaced sys global does not fool substitution',
+    source: '# Test\n\n## Main\n\n```lua\nvar.n = 1\nsys = { id = 99 }\n```\n\n{{sys.id}} {{var.n}}\n\n```lua\nreturn prose\n```\n',
     expect: { result: '1 1' },
+  },
+  {
+    group: 'escape', area: 'sealed globals', name: 'replacing the var global fails the block instead of losing its writes',
+    lua: 'var.n = 1\nvar = { n = 42 }',
+    expect: { kind: 'Lua', message: "this block assigned the global var: var is the run's JSON state and cannot be replaced; set its fields instead (var.name = value, var.name = nil)" },
   },
   { group: 'escape', area: 'sealed globals', name: 'compactors is sealed', lua: 'compactors.x = 1', expect: { kind: 'Lua', message: "compactors is sealed; cannot set 'x'" } },
 
