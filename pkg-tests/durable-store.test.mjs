@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, mulberry32 } from './helpers.mjs';
+import { ROOT, PKG, freePort, mulberry32, workerdPackageModules } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/worker.js');
 const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
@@ -53,10 +53,7 @@ async function gateServer(t) {
 /** The workerd config: the test Worker, the package's files as runvil/<file>, objects on `data/`. */
 function writeConfig(dir, gateURL) {
   const rel = (file) => relative(dir, file);
-  const pkgModules = readdirSync(PKG).filter((f) => f.endsWith('.js') || f.endsWith('.wasm')).map((file) => {
-    const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
-    return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
-  });
+  const pkgModules = workerdPackageModules(dir);
   mkdirSync(join(dir, 'data'), { recursive: true });
   const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'ResettableStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
   writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
@@ -499,10 +496,7 @@ test('examples/edge as a Worker with RUNVIL_STORE bound: each workspace keeps th
   const dir = tempDir(t);
   const rel = (file) => relative(dir, file);
   const example = join(ROOT, 'examples/edge');
-  const pkgModules = readdirSync(PKG).filter((f) => f.endsWith('.js') || f.endsWith('.wasm')).map((file) => {
-    const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
-    return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
-  }).join(',\n    ');
+  const pkgModules = workerdPackageModules(dir).join(',\n    ');
   mkdirSync(join(dir, 'data'));
   // The example Worker, and beside it the test Worker reading the example's objects (/dump).
   writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, localProvider, startServer } from './helpers.mjs';
+import { ROOT, PKG, freePort, localProvider, startServer, workerdPackageModules } from './helpers.mjs';
 
 const EXAMPLE = join(ROOT, 'examples/edge');
 const FACT = 'workerd is the open-source runtime behind Cloudflare Workers.';
@@ -100,10 +100,7 @@ function tempDir(t) {
 /** A workerd config serving the example: the package's files as modules named runvil/<file>. */
 function workerdConfig(dir, baseURL) {
   const rel = (file) => relative(dir, file);
-  const pkgModules = readdirSync(PKG).filter((f) => f.endsWith('.js') || f.endsWith('.wasm')).map((file) => {
-    const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
-    return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${rel(join(PKG, file))}")`;
-  });
+  const pkgModules = workerdPackageModules(dir);
   const example = ['worker.js', 'app.js', 'prompt.js'].map((file) => `(name = "${file}", esModule = embed "${rel(join(EXAMPLE, file))}")`);
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (

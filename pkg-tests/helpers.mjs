@@ -1,11 +1,26 @@
 // Shared by the package tests. Not a test file (node --test only picks *.test.mjs here).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PKG = fileURLToPath(new URL('../pkg/', import.meta.url));
+
+/**
+ * The package's modules (its .js files, in its folders too, and the .wasm) as entries of a workerd
+ * config's `modules` list, named `runvil/<path>` (the workerd entry `runvil/workerd`) and embedded
+ * by their path relative to `dir`, the config's folder.
+ */
+export function workerdPackageModules(dir) {
+  const files = (sub) => readdirSync(join(PKG, sub), { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? files(join(sub, entry.name)) : [join(sub, entry.name)]));
+  return files('').filter((f) => f.endsWith('.js') || f.endsWith('.wasm')).map((file) => {
+    const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
+    return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${relative(dir, join(PKG, file))}")`;
+  });
+}
 
 /** The exact result examples/smoke.md must produce, in every runtime. */
 export const SMOKE_RESULT = 'smoke ok: 25,16,9,4,1 | Lua 5.5';

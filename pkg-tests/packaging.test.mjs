@@ -6,8 +6,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { ROOT, freePort, startServer } from './helpers.mjs';
+import { ROOMS } from '../tools/make-package.mjs';
 import {
   BIN, DEMO_BODY, DEMO_RESULT, PAGE_MAIN, demoModule, launchChromium, listFiles, packTarball, pageHtml, run, serveDir,
 } from './packaging/consumers.mjs';
@@ -57,7 +58,9 @@ test('the tarball holds every entry of the export map and nothing from the works
   walk(manifest.exports);
   for (const target of targets) assert.ok(pack.files.includes(target), `${target} is exported but not packed`);
   assert.ok(pack.files.includes('cli.js') && pack.files.includes('package.json'));
-  assert.deepEqual(pack.files.filter((f) => f.includes('/') || f.endsWith('.test.mjs')), []);
+  // Folders are the rooms of js/ (tools/make-package.mjs), nothing else; no test or dev file.
+  assert.deepEqual(pack.files.filter((f) => (f.includes('/') && !ROOMS.includes(f.split('/')[0])) || f.endsWith('.test.mjs')), []);
+  assert.deepEqual(pack.files.filter((f) => /(^|\/)(jsconfig\.json|ambient\.d\.ts)$/.test(f)), []);
 });
 
 test('no file that browser, worker or default conditions reach imports node:', () => {
@@ -69,10 +72,10 @@ test('no file that browser, worker or default conditions reach imports node:', (
     seen.add(file);
     const text = readFileSync(join(ROOT, 'pkg', file), 'utf8');
     assert.doesNotMatch(text, /from\s+['"]node:|import\(\s*['"]node:/, `${file} imports node:`);
-    for (const [, dep] of text.matchAll(/(?:from|import\()\s*['"](\.\/[^'"]+\.js)['"]/g)) visit(dep.slice(2));
+    for (const [, dep] of text.matchAll(/(?:from|import\()\s*['"](\.\.?\/[^'"]+\.js)['"]/g)) visit(posix.join(posix.dirname(file), dep));
   };
   for (const condition of ['browser', 'worker', 'default', 'workerd', 'deno']) visit(root[condition].slice(2));
-  assert.ok(seen.has('load.js') && seen.has('engine.js'));
+  assert.ok(seen.has('core/load.js') && seen.has('core/engine.js'));
 });
 
 // ---- Node --------------------------------------------------------------------------------------

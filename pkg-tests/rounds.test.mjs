@@ -1,10 +1,10 @@
 // models.loop ships only the new records of a conversation across the wasm boundary each round
-// (js/conversations.js, docs/bridge.md "Conversations"); the model function still receives the
+// (js/core/conversations.js, docs/bridge.md "Conversations"); the model function still receives the
 // whole history. These tests hold the requests to exactly what the whole history is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngine } from '../pkg/index.js';
-import { createConversations } from '../pkg/conversations.js';
+import { createConversations } from '../pkg/core/conversations.js';
 
 const engine = await createEngine();
 

@@ -576,10 +576,13 @@ fn every_case_has_a_test_and_a_unique_name() {
 
 #[test]
 fn reference_packs_match_js() {
-    let js = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("js/packs.js")).expect("js/packs.js");
+    let js = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("js/packs/reference.js")).expect("js/packs/reference.js");
     let runner = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pkg-tests/spec.test.mjs")).expect("spec.test.mjs");
     for text in case_packs::REFERENCE_TEXTS {
-        assert!(js.contains(text) || runner.contains(text), "js/packs.js no longer holds {text:?}: update tests/common/case_packs.rs");
+        assert!(
+            js.contains(text) || runner.contains(text),
+            "js/packs/reference.js no longer holds {text:?}: update tests/common/case_packs.rs"
+        );
     }
 }
 

@@ -8,16 +8,11 @@
 // rewritten into a factory, `createBindings()`, whose every call gets its own glue state. The
 // rewrite is checked (it fails loudly when a new wasm-bindgen changes the text it relies on) and
 // the result is smoke-tested by instantiating it twice.
-import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync, chmodSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync, chmodSync, cpSync, existsSync, statSync } from 'node:fs';
+import { join, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const [bindgenDir, outDir] = process.argv.slice(2);
-if (!bindgenDir || !outDir) {
-  console.error('usage: node tools/make-package.mjs <bindgen-dir> <out>');
-  process.exit(2);
-}
 
 /** The exports the wrapper needs from the glue (see docs/bridge.md). */
 const REQUIRED = ['engineVersion', 'runPrompt', 'debugTrap'];
@@ -127,7 +122,7 @@ function cargoVersion() {
 /**
  * The package's entry points: one row per subpath, its export conditions in the order a resolver
  * tries them (the first that matches wins; `types` must come first). To add an entry (say a web
- * worker entry), add its row here and its file to js/; every js/ file is packed.
+ * worker entry), add its row here and its file to js/entries/ (see copySources).
  *
  * Conditions, as the runtimes and bundlers set them: workerd (workerd, wrangler), deno, browser
  * (Vite, webpack's web targets, esbuild/bun --platform browser), worker (webpack's webworker
@@ -161,6 +156,23 @@ export const ENTRIES = {
 
 /** Files the build writes into the package besides the copies of js/. */
 const GENERATED = ['version.js', 'bindings.js', 'wasm-inline.js', 'runvil_bg.wasm'];
+
+/**
+ * How js/ maps into the package (docs/packaging.md, "Package layout"):
+ *
+ * - js/entries/ is flattened into the package root: the entry points (what the export map and
+ *   `bin` name, and worker.js, which worker-client.js starts by URL) and public.js. They are
+ *   written as if they sat one folder below the root, so a `../` specifier in them (the rooms, the
+ *   generated files, the .d.ts files) names the root; flattening turns every `'../` into `'./`.
+ * - each room is copied as a folder of its own; a room never imports an entry.
+ * - the other files at the top of js/ (README.md, the .d.ts files) are copied as they are, except
+ *   the ones only the repository needs (DEV_ONLY: the type-check).
+ *
+ * Anything else in js/ fails the build, so a new folder is packed on purpose or not at all.
+ */
+const ENTRIES_DIR = 'entries';
+export const ROOMS = ['cli', 'core', 'models', 'packs', 'stores'];
+const DEV_ONLY = ['jsconfig.json', 'ambient.d.ts'];
 
 function exportMap() {
   return Object.fromEntries(Object.entries(ENTRIES).map(([subpath, conditions]) => [
@@ -203,7 +215,66 @@ export function wasmBytes() {
 `;
 }
 
+/** Copies js/ into the package as the comment on ROOMS says; answers the top-level names (package.json `files`). */
+function copySources(outDir) {
+  const js = join(ROOT, 'js');
+  const packed = [];
+  const add = (name) => {
+    if (packed.includes(name) || GENERATED.includes(name)) fail(`js/: two sources would both be ${name} in the package`);
+    packed.push(name);
+  };
+  for (const entry of readdirSync(js, { withFileTypes: true })) {
+    const { name } = entry;
+    if (name === ENTRIES_DIR) {
+      for (const file of readdirSync(join(js, name))) {
+        add(file);
+        const text = readFileSync(join(js, name, file), 'utf8');
+        const flat = text.replace(/(['"])\.\.\//g, '$1./');
+        if (/\.\.\//.test(flat)) fail(`js/${name}/${file}: a '../' the flattening cannot turn into './' (an entry may reach only the package root)`);
+        writeFileSync(join(outDir, file), flat);
+      }
+    } else if (ROOMS.includes(name) && entry.isDirectory()) {
+      add(name);
+      cpSync(join(js, name), join(outDir, name), { recursive: true });
+    } else if (DEV_ONLY.includes(name)) {
+      // the repository's, not the package's
+    } else if (entry.isFile()) {
+      add(name);
+      copyFileSync(join(js, name), join(outDir, name));
+    } else {
+      fail(`js/${name}: a folder that is neither ${ENTRIES_DIR}/ nor a room (ROOMS in tools/make-package.mjs)`);
+    }
+  }
+  for (const room of ROOMS) if (!packed.includes(room)) fail(`js/${room}/ is missing`);
+  return packed.sort();
+}
+
+/**
+ * Every relative module specifier (and `new URL(...)`, `@ts-self-types`) in the modules copied from
+ * js/ names a file of the package: what the flattening of entries/ and the rooms' `../` rely on.
+ */
+function checkSpecifiers(outDir) {
+  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*|@ts-self-types=)(['"])(\.{1,2}\/[^'"]*)\1/g;
+  const copied = walk(outDir).filter((f) => /\.(js|d\.ts)$/.test(f) && !GENERATED.includes(relative(outDir, f)));
+  for (const file of copied) {
+    // Comments are read too: a JSDoc type's import() must name a file of the package as well.
+    const text = readFileSync(file, 'utf8');
+    for (const [, , target] of text.matchAll(specifier)) {
+      const path = resolve(dirname(file), target);
+      if (!path.startsWith(resolve(outDir)) || !existsSync(path) || !statSync(path).isFile()) {
+        fail(`${relative(outDir, file)}: '${target}' names no file of the package`);
+      }
+    }
+  }
+}
+
 async function main() {
+  const [bindgenDir, outDir] = process.argv.slice(2);
+  if (!bindgenDir || !outDir) {
+    console.error('usage: node tools/make-package.mjs <bindgen-dir> <out>');
+    process.exit(2);
+  }
   const glue = readFileSync(join(bindgenDir, 'runvil.js'), 'utf8');
   const factory = glueToFactory(glue);
   const version = cargoVersion();
@@ -213,16 +284,14 @@ async function main() {
   writeFileSync(join(outDir, 'bindings.js'), factory);
   copyFileSync(join(bindgenDir, 'runvil_bg.wasm'), join(outDir, 'runvil_bg.wasm'));
   writeFileSync(join(outDir, 'wasm-inline.js'), wasmInlineModule(readFileSync(join(bindgenDir, 'runvil_bg.wasm'))));
-  const sources = readdirSync(join(ROOT, 'js')).sort();
-  for (const file of sources) {
-    copyFileSync(join(ROOT, 'js', file), join(outDir, file));
-  }
+  const sources = copySources(outDir);
   chmodSync(join(outDir, 'cli.js'), 0o755); // the npm bin
   writeFileSync(
     join(outDir, 'version.js'),
     `// Generated from Cargo.toml by tools/make-package.mjs.\nexport const version = ${JSON.stringify(version)};\n`,
   );
   writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(packageJson(version, [...sources, ...GENERATED].sort()), null, 2)}\n`);
+  checkSpecifiers(outDir);
 
   // Check the factory really gives independent instances of one compiled module.
   const { createBindings } = await import(pathToFileURL(join(outDir, 'bindings.js')).href);
@@ -237,4 +306,4 @@ async function main() {
   console.log(`pkg written: ${outDir} (runvil ${version}, engine ${a.engineVersion()}; bindings factory checked)`);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

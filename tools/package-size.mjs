@@ -14,7 +14,7 @@ const out = mkdtempSync(join(tmpdir(), 'runvil-size-'));
 try {
   const [info] = JSON.parse(execFileSync('npm', ['pack', pkg, '--pack-destination', out, '--json', '--ignore-scripts'], { encoding: 'utf8' }));
   const gz = (file) => gzipSync(readFileSync(join(pkg, file)), { level: 9 }).length;
-  const js = info.files.filter((f) => f.path.endsWith('.js') && !['wasm-inline.js', 'cli.js'].includes(f.path));
+  const js = info.files.filter((f) => f.path.endsWith('.js') && !['wasm-inline.js', 'cli.js'].includes(f.path) && !f.path.startsWith('cli/'));
   const fmt = (n) => n.toLocaleString('en-US');
   console.log(`runvil ${info.version}: ${info.files.length} files`);
   console.log(`tarball (npm pack)          ${fmt(info.size)} bytes`);

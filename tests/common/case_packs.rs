@@ -11,7 +11,7 @@
 //! `result` (or `results` entry, or search answer) holding an object comes out with its keys sorted,
 //! where `JSON.stringify` keeps the case file's order. Write such objects with sorted keys.
 //!
-//! The two reference Packs mirror `js/packs.js` (their text and their `call` behaviour for the
+//! The two reference Packs mirror `js/packs/reference.js` (their text and their `call` behaviour for the
 //! runner's `fetch`, `search` and `ask` stand-ins); [`REFERENCE_TEXTS`] lists the strings that must
 //! appear verbatim in that file, so the copies cannot drift apart unnoticed.
 
@@ -184,7 +184,7 @@ fn case_tool(desc: &Json, nonce: &str) -> ToolCall {
     })
 }
 
-/// `USER_INPUT_PRELUDE` of `js/packs.js`.
+/// `USER_INPUT_PRELUDE` of `js/packs/reference.js`.
 const USER_INPUT_PRELUDE: &str = "local pack = ...
 input = {}
 function input.ask(...)
@@ -206,7 +206,7 @@ const QUERY_DESCRIPTION: &str = "What to search for.";
 const NO_URL: &str = "web_fetch: missing url argument";
 const NO_QUERY: &str = "web_search: missing query argument";
 
-/// Strings of the reference Packs that `js/packs.js` must hold verbatim (and
+/// Strings of the reference Packs that `js/packs/reference.js` must hold verbatim (and
 /// `pkg-tests/spec.test.mjs`, for [`NO_ANSWERS`]).
 pub const REFERENCE_TEXTS: &[&str] = &[
     USER_INPUT_PRELUDE,

@@ -1,13 +1,13 @@
-/* @ts-self-types="./index.d.ts" */
+/* @ts-self-types="../index.d.ts" */
 // runvil for Node and Bun (export condition `node`; also `main`, so a file import of index.js works
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
-import { engineOptions, loadModule } from './load.js';
-import { makeEngine, hostUiKind } from './engine.js';
+import { engineOptions, loadModule } from '../core/load.js';
+import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
-export { directoryStore } from './directory-store.js';
+export { directoryStore } from '../stores/directory.js';
 
 async function readFile(url) {
   const fs = await import('node:fs/promises');
@@ -20,7 +20,7 @@ function isUnreadable(error) {
 }
 
 async function inlineBytes() {
-  const { wasmBytes } = await import('./wasm-inline.js');
+  const { wasmBytes } = await import('../wasm-inline.js');
   return wasmBytes();
 }
 
@@ -28,7 +28,7 @@ async function defaultModule() {
   // A CommonJS bundle of this file has no import.meta.url at all.
   const here = import.meta.url;
   if (typeof here !== 'string') return loadModule(await inlineBytes(), '');
-  const url = new URL('./runvil_bg.wasm', here);
+  const url = new URL('../runvil_bg.wasm', here);
   if (url.protocol !== 'file:') return loadModule(url, here); // a page importing index.js
   let bytes;
   try {

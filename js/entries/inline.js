@@ -1,12 +1,12 @@
-/* @ts-self-types="./index.d.ts" */
+/* @ts-self-types="../index.d.ts" */
 // runvil/inline (and the `deno` export condition): the wasm travels inside the JavaScript, base64
 // in wasm-inline.js, so nothing has to be located at run time. For bundlers without an asset
 // pipeline (esbuild, bun build) and for Deno, which reads no file without --allow-read but may
 // import modules. A third more to download than the .wasm itself (base64), so browsers get
 // browser.js by default.
-import { wasmBytes } from './wasm-inline.js';
-import { engineOptions, loadModule } from './load.js';
-import { makeEngine } from './engine.js';
+import { wasmBytes } from '../wasm-inline.js';
+import { engineOptions, loadModule } from '../core/load.js';
+import { makeEngine } from '../core/engine.js';
 
 export * from './public.js';
 

@@ -3,8 +3,8 @@
 // as stubs over the Peer protocol (worker-rpc.js). An IndexedDB store is opened here directly, so
 // a run's batches go from the worker to IndexedDB without crossing back to the page.
 import { createEngine } from './browser.js';
-import { indexedDbStore } from './idb-store.js';
-import { Peer } from './worker-rpc.js';
+import { indexedDbStore } from '../stores/idb.js';
+import { Peer } from '../core/worker-rpc.js';
 
 let engine = null;
 /** run id -> { scope } of the runs in flight */

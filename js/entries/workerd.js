@@ -1,15 +1,15 @@
-/* @ts-self-types="./workerd.d.ts" */
+/* @ts-self-types="../workerd.d.ts" */
 // runvil/workerd: the entry point for Cloudflare Workers (export condition `workerd`). workerd
 // refuses to compile wasm from bytes at run time, so the module arrives as a wasm module binding of
 // the bundled file (wrangler and workerd configs both turn a .wasm import into one).
-import wasmModule from './runvil_bg.wasm';
-import { engineOptions, loadModule } from './load.js';
-import { makeEngine } from './engine.js';
+import wasmModule from '../runvil_bg.wasm';
+import { engineOptions, loadModule } from '../core/load.js';
+import { makeEngine } from '../core/engine.js';
 
 export * from './public.js';
 // The Durable Object store works only here: a Durable Object namespace exists only in workerd.
-export { durableObjectStore } from './durable-store.js';
-export { RunvilStoreObject } from './durable-object.js';
+export { durableObjectStore } from '../stores/durable.js';
+export { RunvilStoreObject } from '../stores/durable-object.js';
 
 /**
  * @param {{ wasm?: WebAssembly.Module }} [options] defaults to the bundled module

@@ -13,7 +13,7 @@
 // - Storage failures (quota, a connection the browser closed, an aborted transaction) reject with
 //   an Error naming the store and the cause; the engine reports it as a `Vfs` error.
 import { storedZip } from './zip.js';
-import { checkHostPath, fromBytes, toBytes, trackBatch } from './store-host.js';
+import { checkHostPath, fromBytes, toBytes, trackBatch } from './shared.js';
 
 const FILES = 'files';
 const DIRS = 'dirs';

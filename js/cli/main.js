@@ -1,9 +1,13 @@
-#!/usr/bin/env node
-// runvil command line: run one prompt file and print its result.
+// runvil command line: run one prompt file and print its result. The bin (entries/cli.js) calls
+// main() with the Node entry's createEngine.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createEngine, directoryStore, openAIChatModel, scriptedModel, userInputPack, version } from './index.js';
-import { progressReporter } from './cli-progress.js';
+import { openAIChatModel } from '../models/openai.js';
+import { scriptedModel } from '../models/scripted.js';
+import { userInputPack } from '../packs/reference.js';
+import { directoryStore } from '../stores/directory.js';
+import { version } from '../version.js';
+import { progressReporter } from './progress.js';
 
 const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events [jsonl]] [--quiet]
                   [--store DIR] [--limit-instructions N] [--limit-memory-bytes N]
@@ -120,7 +124,12 @@ function stdinLines() {
   };
 }
 
-async function main(argv) {
+/**
+ * Runs the command line `argv` (without node and the script) and answers the exit status.
+ * @param {string[]} argv
+ * @param {typeof import('../index.js').createEngine} createEngine the Node entry's
+ */
+export async function main(argv, createEngine) {
   let parsed;
   try {
     parsed = parseArgs({
@@ -235,5 +244,3 @@ async function main(argv) {
   }
   return 0;
 }
-
-process.exitCode = await main(process.argv.slice(2));

@@ -1,10 +1,10 @@
-/* @ts-self-types="./index.d.ts" */
+/* @ts-self-types="../index.d.ts" */
 // runvil for browsers, web workers and bundlers (export conditions `browser`, `worker`, `default`).
 // No `node:` import anywhere in its graph. The wasm is located with
 // `new URL('./runvil_bg.wasm', import.meta.url)`, the pattern Vite, webpack, Parcel and Rollup's
 // URL plugins follow: they emit the file as an asset and rewrite the URL.
-import { engineOptions, loadModule } from './load.js';
-import { makeEngine, hostUiKind } from './engine.js';
+import { engineOptions, loadModule } from '../core/load.js';
+import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
 
@@ -21,7 +21,7 @@ function preBundledFallback(base) {
 
 async function defaultModule() {
   try {
-    return await loadModule(new URL('./runvil_bg.wasm', import.meta.url), import.meta.url);
+    return await loadModule(new URL('../runvil_bg.wasm', import.meta.url), import.meta.url);
   } catch (error) {
     const fallback = preBundledFallback(import.meta.url);
     if (!fallback) throw error;

@@ -15,7 +15,7 @@
 import {
   CHUNK_BYTES, INLINE_BYTES, TRANSACTION_BYTES, chunkCount, chunkOf, concatBytes,
 } from './durable-layout.js';
-import { checkHostPath, fromBytes, toBytes, trackBatch } from './store-host.js';
+import { checkHostPath, fromBytes, toBytes, trackBatch } from './shared.js';
 
 function describe(value) {
   if (value === null) return 'null';

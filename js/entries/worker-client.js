@@ -1,4 +1,4 @@
-/* @ts-self-types="./worker-client.d.ts" */
+/* @ts-self-types="../worker-client.d.ts" */
 // runvil/worker: the whole engine.run API for a page, with the engine in a Web Worker, so a long
 // Lua block never freezes the page and cancelling is a message away. Everything else (stores,
 // models, Packs, version) is the default entry's, re-exported.
@@ -7,7 +7,7 @@
 //   const engine = await createEngine();            // starts worker.js
 //   await engine.run(source, { models, packs, store, onEvent, signal });
 //   engine.terminate();                             // ends the worker
-import { Peer } from './worker-rpc.js';
+import { Peer } from '../core/worker-rpc.js';
 
 export * from './browser.js';
 

@@ -1,6 +1,6 @@
 // The engine object: argument checking, defaults, and the wasm instance's life cycle.
 // Everything here is shared by every entry point (index.js, workerd.js).
-import { createBindings } from './bindings.js';
+import { createBindings } from '../bindings.js';
 import { createConversations } from './conversations.js';
 
 const U64_MAX = (1n << 64n) - 1n;
