@@ -28,6 +28,21 @@ test('the engine runs in a worker, and ui.kind reads browser there', async () =>
   assert.equal(await page.evaluate(() => engine.engineVersion === runvil.version), true);
 });
 
+test('in a Web Worker of its own, each browser-side entry reads ui.kind browser (runvil/inline too)', async () => {
+  const kinds = await page.evaluate(async (src) => {
+    const kindIn = (entry) => new Promise((resolve, reject) => {
+      const script = `import { createEngine } from '${location.origin}/pkg/${entry}';
+        const engine = await createEngine();
+        postMessage(await engine.run(${JSON.stringify(src)}, { seed: 1 }));`;
+      const worker = new Worker(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })), { type: 'module' });
+      worker.onmessage = (event) => { worker.terminate(); resolve(event.data.ok ? event.data.result : event.data.error.message); };
+      worker.onerror = (event) => { worker.terminate(); reject(new Error(`${entry}: ${event.message}`)); };
+    });
+    return Object.fromEntries(await Promise.all(['browser.js', 'inline.js', 'index.js'].map(async (e) => [e, await kindIn(e)])));
+  }, luaPrompt('return ui.kind'));
+  assert.deepEqual(kinds, { 'browser.js': 'browser', 'inline.js': 'browser', 'index.js': 'browser' });
+});
+
 test('models, Pack tools, onEvent and a page store cross over', async () => {
   const src = '---\nmodels:\n  default: {}\n---\n# W\n\n## Main\n\nSay hi.\n\n```lua\nlocal said = models.infer(prose)\nlocal n = tools.call("demo/double", { n = 21 })\nstore.write("out.txt", said .. " " .. n)\nreturn said .. " " .. n\n```\n';
   const result = await page.evaluate(async (src) => {

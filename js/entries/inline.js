@@ -6,7 +6,7 @@
 // browser.js by default.
 import { wasmBytes } from '../wasm-inline.js';
 import { engineOptions, loadModule } from '../core/load.js';
-import { makeEngine } from '../core/engine.js';
+import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
 
@@ -16,5 +16,5 @@ export * from './public.js';
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = await loadModule(wasm ?? wasmBytes(), import.meta.url);
-  return makeEngine(module, { uiKind: typeof globalThis.document === 'undefined' ? 'server' : 'browser' });
+  return makeEngine(module, { uiKind: hostUiKind() });
 }
