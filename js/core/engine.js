@@ -2,18 +2,9 @@
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
 import { createConversations } from './conversations.js';
+import { describe, isObject } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /** A seed as a canonical decimal u64 string, or a TypeError. */
 function normalizeSeed(seed) {
@@ -35,8 +26,20 @@ function normalizeSeed(seed) {
   return big.toString();
 }
 
-function randomSeed() {
+/** A run seed drawn with crypto.getRandomValues, as a decimal u64 string. */
+export function randomSeed() {
   return globalThis.crypto.getRandomValues(new BigUint64Array(1))[0].toString();
+}
+
+/**
+ * What every engine.run checks first (the worker's too): `source` is a string and `options` an
+ * object; answers the options (`{}` when absent). Throws a TypeError otherwise.
+ */
+export function checkRunCall(source, options) {
+  if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
+  if (options === undefined) return {};
+  if (!isObject(options)) throw new TypeError(`engine.run: options must be an object (got ${describe(options)})`);
+  return options;
 }
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
@@ -49,7 +52,7 @@ function loneSurrogateIndex(text) {
 function isAbortSignal(value) {
   if (typeof AbortSignal === 'function' && value instanceof AbortSignal) return true;
   // Duck typing covers signals from another realm (e.g. a polyfill or an iframe).
-  return isPlainObject(value) && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function';
+  return isObject(value) && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function';
 }
 
 /** Resolves on the next macrotask, so long Lua blocks let timers and abort events run. */
@@ -89,11 +92,11 @@ function observeModels(models, onEvent, totals) {
         if (typeof name !== 'string' || !/^model_[a-z0-9_]+$/.test(name) || name === 'model_turn_started' || name === 'model_turn_completed') {
           throw new TypeError(`request.emit: a model function reports events named model_<name> (got ${describe(name)}${typeof name === 'string' ? ` '${name}'` : ''})`);
         }
-        emit({ ...(isPlainObject(fields) ? fields : {}), event: name, type: name, section: request.section, role: request.role, turn: request.turn });
+        emit({ ...(isObject(fields) ? fields : {}), event: name, type: name, section: request.section, role: request.role, turn: request.turn });
       };
     }
     return Promise.resolve(fn(request)).then((reply) => {
-      const usage = isPlainObject(reply) && isPlainObject(reply.usage) ? reply.usage : undefined;
+      const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
       if (usage) {
         const role = String(request?.role);
         const sum = (totals[role] ??= { calls: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0 });
@@ -116,7 +119,7 @@ function observeModels(models, onEvent, totals) {
 const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency', 'sectionEntries'];
 
 function checkLimits(limits) {
-  if (!isPlainObject(limits)) throw new TypeError(`engine.run: limits must be an object (got ${describe(limits)})`);
+  if (!isObject(limits)) throw new TypeError(`engine.run: limits must be an object (got ${describe(limits)})`);
   for (const [key, value] of Object.entries(limits)) {
     if (!LIMIT_KEYS.includes(key)) throw new TypeError(`engine.run: unknown limit '${key}' (known: ${LIMIT_KEYS.join(', ')})`);
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
@@ -256,7 +259,7 @@ function guardStore(store) {
 function checkUi(ui, defaultKind) {
   const base = { kind: defaultKind, interactive: false };
   if (ui === undefined) return base;
-  if (!isPlainObject(ui)) throw new TypeError(`engine.run: ui must be an object (got ${describe(ui)})`);
+  if (!isObject(ui)) throw new TypeError(`engine.run: ui must be an object (got ${describe(ui)})`);
   if (ui.kind !== undefined && typeof ui.kind !== 'string') throw new TypeError('engine.run: ui.kind must be a string');
   if (ui.interactive !== undefined && typeof ui.interactive !== 'boolean') {
     throw new TypeError('engine.run: ui.interactive must be a boolean');
@@ -269,17 +272,14 @@ function checkUi(ui, defaultKind) {
  * Returns { bridge } or { outcome } when the run is answered without the engine.
  */
 function prepareRun(source, options, defaultUiKind) {
-  if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
-  if (options === undefined) options = {};
-  if (!isPlainObject(options)) throw new TypeError(`engine.run: options must be an object (got ${describe(options)})`);
-  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui } = options;
+  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui } = checkRunCall(source, options);
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
-  if (models !== undefined && typeof models !== 'function' && !isPlainObject(models)) {
+  if (models !== undefined && typeof models !== 'function' && !isObject(models)) {
     throw new TypeError(`engine.run: models must be an object mapping roles to model functions, or a function (role, spec) => modelFn (got ${describe(models)})`);
   }
-  if (isPlainObject(models)) {
+  if (isObject(models)) {
     for (const [role, fn] of Object.entries(models)) {
       if (typeof fn !== 'function') throw new TypeError(`engine.run: models.${role} must be a function (got ${describe(fn)})`);
     }

@@ -8,12 +8,7 @@
 //
 // Everything a run hands across is registered in the run's scope and dropped when the run ends,
 // so functions and signals of finished runs do not pile up.
-
-function isPlainObject(value) {
-  if (value === null || typeof value !== 'object') return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
+import { isPlainObject } from './values.js';
 
 function isSignal(value) {
   return typeof AbortSignal === 'function' && value instanceof AbortSignal;

@@ -7,19 +7,11 @@
 //   const engine = await createEngine();            // starts worker.js
 //   await engine.run(source, { models, packs, store, onEvent, signal });
 //   engine.terminate();                             // ends the worker
+import { checkRunCall, randomSeed } from '../core/engine.js';
+import { engineOptions } from '../core/load.js';
 import { Peer } from '../core/worker-rpc.js';
 
 export * from './browser.js';
-
-function randomSeed() {
-  return globalThis.crypto.getRandomValues(new BigUint64Array(1))[0].toString();
-}
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
 
 /**
  * What crosses for a store: an IndexedDB store by name (the worker opens it there), any other
@@ -46,8 +38,7 @@ function storeDescription(store) {
  *   module worker started from worker.js next to this file. `wasm`: as for the default entry.
  */
 export async function createEngine(options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError('createEngine: options must be an object');
-  let { worker, wasm } = options;
+  let { worker, wasm } = engineOptions(options);
   if (wasm instanceof URL) wasm = wasm.href;
   else if (typeof wasm === 'string') wasm = new URL(wasm, globalThis.location?.href ?? import.meta.url).href;
   worker ??= new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'runvil engine' });
@@ -74,11 +65,7 @@ export async function createEngine(options = {}) {
   const engineVersion = await started;
 
   async function run(source, runOptions) {
-    if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
-    if (runOptions === undefined) runOptions = {};
-    if (runOptions === null || typeof runOptions !== 'object' || Array.isArray(runOptions)) {
-      throw new TypeError(`engine.run: options must be an object (got ${describe(runOptions)})`);
-    }
+    runOptions = checkRunCall(source, runOptions);
     if (fatal) throw fatal;
     const id = nextRun++;
     const scope = peer.scope(id);

@@ -1,8 +1,9 @@
 // scriptedModel: a model function that plays back canned replies, for tests and offline demos.
+import { isObject } from '../core/values.js';
 
 function normalizeReply(reply, index) {
   if (typeof reply === 'string') return { content: reply, finish_reason: 'stop' };
-  if (reply !== null && typeof reply === 'object' && !Array.isArray(reply)) return { ...reply };
+  if (isObject(reply)) return { ...reply };
   throw new TypeError(`scriptedModel: reply ${index} must be a string or a reply object`);
 }
 
