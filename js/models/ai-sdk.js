@@ -11,10 +11,9 @@
 // and errors as Model errors that say what happened, usage, text deltas as `model_delta` events
 // with `stream: true`, and a call to a tool that was not offered answered inside the round.
 
-import { addUsage, nameMap, parseArguments } from './openai.js';
-import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming } from './retry.js';
-
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+import { isObject } from '../core/values.js';
+import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming, withDeadline } from './retry.js';
+import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
 
 /**
  * Role spec keys and the call option each sets: the names openAIChatModel sends (so one prompt
@@ -38,7 +37,6 @@ const CALL_OPTION = {
 const RUNVIL_KEYS = new Set(['model', 'description', 'context', 'params']);
 /** Call options the adapter sets itself. */
 const OWNED = ['prompt', 'tools', 'abortSignal', 'includeRawChunks'];
-const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
 const API_CALL_ERROR = Symbol.for('vercel.ai.error.AI_APICallError');
 
 /** The role spec's value for a call option, in the specification's shape; undefined when it has none. */
@@ -58,7 +56,7 @@ function convertOption(name, value, names) {
       return undefined;
     case 'toolChoice': {
       // A tool named by its id (`web/search`), its wire name (`web_search`), or OpenAI's object.
-      const named = (tool) => ({ type: 'tool', toolName: names.wire(tool.replace(/[/.]/g, '_')) });
+      const named = (tool) => ({ type: 'tool', toolName: names.chosen(tool) });
       if (typeof value === 'string') return TOOL_CHOICE_WORDS.has(value) ? { type: value } : named(value);
       if (!isObject(value)) return undefined;
       if (TOOL_CHOICE_WORDS.has(value.type)) return { type: value.type };
@@ -254,49 +252,6 @@ function failureOf(error) {
   return { text: `the AI SDK model failed${name}: ${message}`, retry: error?.isRetryable === true };
 }
 
-/**
- * Runs `call(signal, touch)` within `timeoutMs` (renewed by each `touch()`), raced against the
- * run's signal, so even a provider that ignores its abortSignal cannot keep the run waiting.
- * Answers `{ value }`, `{ error }` or `{ timedOut: true }`; throws when the run is cancelled.
- */
-async function withDeadline(call, signal, timeoutMs) {
-  const controller = new AbortController();
-  let timer;
-  let onAbort;
-  let touch = () => {};
-  const stop = new Promise((resolve, reject) => {
-    onAbort = () => {
-      controller.abort();
-      reject(cancelled());
-    };
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (Number.isFinite(timeoutMs)) {
-      touch = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          controller.abort();
-          resolve({ timedOut: true });
-        }, timeoutMs);
-      };
-      touch();
-    }
-  });
-  const work = (async () => {
-    try {
-      return { value: await call(controller.signal, () => touch()) };
-    } catch (error) {
-      return { error };
-    }
-  })();
-  try {
-    return await Promise.race([work, stop]);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  }
-}
-
 /** The reply (`ModelResponse` in index.d.ts) from the parts, or an Error with a model-safe message. */
 function replyOf(got, names, turn, modelId) {
   if (got.finishReason === 'error') throw new Error('the model provider ended the reply with an error (finish reason error)');
@@ -391,27 +346,11 @@ export function aiSdkModel(languageModel, options = {}) {
     if (typeof wanted === 'string' && wanted && wanted !== languageModel.modelId) {
       warn(`the role asks for model ${wanted}; aiSdkModel serves the model it was given (${languageModel.modelId}); pick models per role with engine.run's models function`);
     }
-    const offered = new Set((request.tools ?? []).map((t) => t.name));
     const messages = [...(request.messages ?? [])];
-    let usage;
-    for (let repairs = 0; ; repairs++) {
+    return askRepairingUnknownTools(request, unknownToolRetries, async (records) => {
+      messages.push(...records);
       const got = await call({ ...callOpts, prompt: promptOf(messages, names) }, request, warn);
-      const reply = replyOf(got, names, request.turn ?? 0, languageModel.modelId);
-      usage = addUsage(usage, reply.usage);
-      if (usage) reply.usage = usage;
-      const unknown = (reply.tool_calls ?? []).filter((c) => !offered.has(c.name));
-      if (!unknown.length || repairs >= unknownToolRetries) return reply;
-      // A call to a tool that was not offered: tell the model and ask again, within this round
-      // (the engine would end the loop: 002, "out_of_scope_tool"). Every call of the turn needs an answer.
-      const list = JSON.stringify([...offered]);
-      request.emit?.('model_unknown_tool', { names: unknown.map((c) => c.name), attempt: repairs + 1 });
-      messages.push({ role: 'assistant', content: reply.content, tool_calls: reply.tool_calls, reasoning_content: reply.reasoning_content });
-      for (const c of reply.tool_calls) {
-        const content = offered.has(c.name)
-          ? 'not run: another call of this turn named a tool that is not offered; call again with offered tools only'
-          : `error: there is no tool named ${JSON.stringify(c.name)}; the tools offered are ${list}`;
-        messages.push({ role: 'tool', tool_call_id: c.id, content });
-      }
-    }
+      return replyOf(got, names, request.turn ?? 0, languageModel.modelId);
+    });
   };
 }

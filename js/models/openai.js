@@ -10,7 +10,9 @@
 // a Model error that says so; with `stream: true`, Server-Sent Events whose text pieces become
 // `model_delta` run events.
 
-import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming } from './retry.js';
+import { isObject } from '../core/values.js';
+import { retryAfter, retryableStatus, retryOrThrow, retryTiming, withDeadline } from './retry.js';
+import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
 
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
 const PASS_THROUGH = [
@@ -19,32 +21,6 @@ const PASS_THROUGH = [
   'tool_choice', 'parallel_tool_calls', 'response_format', 'reasoning_effort', 'verbosity',
   'service_tier', 'store', 'metadata', 'prediction', 'top_k', 'min_p', 'repetition_penalty',
 ];
-const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
-/** What OpenAI accepts as a function name. */
-const WIRE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** FNV-1a over UTF-16 code units, 32 bits, as 8 hex digits. */
-function fnv1a(text, basis) {
-  let h = basis >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
-
-/**
- * The name a tool goes by on the wire: itself when the protocol accepts it, else a stem of it
- * (characters outside [A-Za-z0-9_-] become '_') and a 64-bit hash of the whole name, 64
- * characters at most. Deterministic, so a name means the same in every round and every run.
- */
-export function wireToolName(name) {
-  if (WIRE_NAME.test(name)) return name;
-  const hash = fnv1a(name, 0x811c9dc5) + fnv1a(name, 0x01000193);
-  return `${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64 - hash.length - 1)}_${hash}`;
-}
 
 /** `{baseURL}/chat/completions`, keeping a query string (e.g. `?api-version=`) at the end. */
 function endpoint(baseURL) {
@@ -68,18 +44,6 @@ function toWire(record, names) {
     if (typeof record.reasoning_content === 'string') message.reasoning_content = record.reasoning_content;
   }
   return message;
-}
-
-/** The model's arguments text as JSON; no text means no arguments; text that is not JSON stays text (the engine refuses it). */
-export function parseArguments(value) {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'string') return value;
-  if (value.trim() === '') return {};
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
 }
 
 /** A message's text: a string, or the text parts of a content-part array (Mistral and others). */
@@ -111,15 +75,6 @@ function usageOf(u) {
   return usage;
 }
 
-/** Two replies' usage as one: a round that took several provider calls (an unknown-tool repair)
- * reports what all of them used. */
-export function addUsage(a, b) {
-  if (!a || !b) return a ?? b;
-  const sum = { ...a };
-  for (const [key, value] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + value;
-  return sum;
-}
-
 /** An error object's message: `{ message }`, a string, or its JSON. */
 function errorText(e) {
   if (typeof e === 'string') return e;
@@ -135,35 +90,11 @@ function errorText(e) {
  * after its text was reported: not retried); throws when cancelled.
  */
 async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
-  const controller = new AbortController();
-  let timer;
-  let onAbort;
-  let touch = () => {};
   const reported = { any: false };
-  const stop = new Promise((resolve, reject) => {
-    onAbort = () => {
-      controller.abort();
-      reject(cancelled());
-    };
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (Number.isFinite(timeoutMs)) {
-      touch = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          controller.abort();
-          const failure = `the model provider did not answer within ${timeoutMs} ms`;
-          // Text already reported as deltas cannot be taken back: a stream stalled after it is final.
-          resolve(reported.any ? { failure: `the model provider's stream broke off (${failure})`, final: true } : { failure });
-        }, timeoutMs);
-      };
-      touch();
-    }
-  });
-  const exchange = (async () => {
+  const got = await withDeadline(async (abortSignal, touch) => {
     let response;
     try {
-      response = await fetch(url, { ...init, signal: controller.signal });
+      response = await fetch(url, { ...init, signal: abortSignal });
       if (onDelta && response.ok && /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') && response.body) {
         return { response, data: await readStream(response.body, touch, onDelta, reported) };
       }
@@ -174,13 +105,11 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
       if (response) return { failure: `the model provider's answer broke off (${why})` };
       return { failure: `the model provider could not be reached (${why})` };
     }
-  })();
-  try {
-    return await Promise.race([exchange, stop]);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  }
+  }, signal, timeoutMs);
+  if (!got.timedOut) return got.value;
+  const failure = `the model provider did not answer within ${timeoutMs} ms`;
+  // Text already reported as deltas cannot be taken back: a stream stalled after it is final.
+  return reported.any ? { failure: `the model provider's stream broke off (${failure})`, final: true } : { failure };
 }
 
 /**
@@ -268,19 +197,6 @@ async function readStream(body, touch, onDelta, reported) {
   return out;
 }
 
-/** Names as the wire spells them, and back. */
-export function nameMap() {
-  const back = new Map();
-  return {
-    wire(name) {
-      const w = wireToolName(name);
-      back.set(w, name);
-      return w;
-    },
-    name: (w) => back.get(w) ?? w,
-  };
-}
-
 function requestBody(request, model, defaults, names) {
   const spec = isObject(request.spec) ? request.spec : {};
   const body = { model: typeof spec.model === 'string' && spec.model ? spec.model : model };
@@ -292,11 +208,9 @@ function requestBody(request, model, defaults, names) {
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: 'function', function: { name: names.wire(t.name), description: t.description, parameters: t.parameters } }));
     const choice = body.tool_choice;
-    // A tool named by its id (`web/search`) or its wire name (`web_search`).
-    const named = (name) => names.wire(name.replace(/[/.]/g, '_'));
-    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: named(choice) } };
+    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: names.chosen(choice) } };
     else if (isObject(choice) && typeof choice.function?.name === 'string') {
-      body.tool_choice = { ...choice, function: { ...choice.function, name: named(choice.function.name) } };
+      body.tool_choice = { ...choice, function: { ...choice.function, name: names.chosen(choice.function.name) } };
     }
   } else {
     // Without tools these fields are refused by the protocol.
@@ -409,26 +323,9 @@ export function openAIChatModel(options = {}) {
       body.stream = true;
       body.stream_options = { include_usage: true };
     }
-    const offered = new Set((request.tools ?? []).map((t) => t.name));
-    let usage;
-    for (let repairs = 0; ; repairs++) {
-      const data = await exchange(body, request);
-      const reply = replyOf(data, names, request.turn ?? 0);
-      usage = addUsage(usage, reply.usage);
-      if (usage) reply.usage = usage;
-      const unknown = (reply.tool_calls ?? []).filter((c) => !offered.has(c.name));
-      if (!unknown.length || repairs >= unknownToolRetries) return reply;
-      // A call to a tool that was not offered: tell the model and ask again, within this round
-      // (the engine would end the loop: 002, "out_of_scope_tool"). Every call of the turn needs an answer.
-      const list = JSON.stringify([...offered]);
-      request.emit?.('model_unknown_tool', { names: unknown.map((c) => c.name), attempt: repairs + 1 });
-      body.messages.push(toWire({ role: 'assistant', content: reply.content, tool_calls: reply.tool_calls, reasoning_content: reply.reasoning_content }, names));
-      for (const c of reply.tool_calls) {
-        const content = offered.has(c.name)
-          ? 'not run: another call of this turn named a tool that is not offered; call again with offered tools only'
-          : `error: there is no tool named ${JSON.stringify(c.name)}; the tools offered are ${list}`;
-        body.messages.push({ role: 'tool', tool_call_id: c.id, content });
-      }
-    }
+    return askRepairingUnknownTools(request, unknownToolRetries, async (records) => {
+      body.messages.push(...records.map((record) => toWire(record, names)));
+      return replyOf(await exchange(body, request), names, request.turn ?? 0);
+    });
   };
 }

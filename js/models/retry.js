@@ -1,6 +1,6 @@
 // Retry timing shared by the provider adapters (openAIChatModel, aiSdkModel): which answers are
 // worth another attempt, how long to wait (the server's retry-after, else exponential backoff with
-// jitter), and a wait the run's signal can cancel.
+// jitter), a wait the run's signal can cancel, and an attempt's deadline.
 
 export const RETRY_DEFAULTS = { maxRetries: 2, timeoutMs: 600_000, retryDelayMs: 500, maxRetryDelayMs: 8_000, maxRetryAfterMs: 60_000 };
 
@@ -77,4 +77,53 @@ export async function retryOrThrow({ n, failure, retry, wait, timing, onRetry, r
   } catch { /* an observer cannot change the call */ }
   request.emit?.('model_retry', info);
   await sleep(delay, signal);
+}
+
+/**
+ * Runs `call(abortSignal, touch)` within `timeoutMs` (renewed by each `touch()`), raced against the
+ * run's `signal`, so even a provider that ignores its abort signal cannot keep the run waiting;
+ * `abortSignal` aborts at the deadline and on cancellation. Answers `{ value }`, `{ error }` (what
+ * `call` threw) or `{ timedOut: true }`; throws `cancelled()` when `signal` aborts first.
+ * @template T
+ * @param {(abortSignal: AbortSignal, touch: () => void) => Promise<T>} call
+ * @param {AbortSignal | undefined} signal
+ * @param {number} timeoutMs
+ * @returns {Promise<{ value: T } | { error: unknown } | { timedOut: true }>}
+ */
+export async function withDeadline(call, signal, timeoutMs) {
+  const controller = new AbortController();
+  let timer;
+  let onAbort;
+  let touch = () => {};
+  const stop = new Promise((resolve, reject) => {
+    onAbort = () => {
+      controller.abort();
+      reject(cancelled());
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (Number.isFinite(timeoutMs)) {
+      touch = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          controller.abort();
+          resolve({ timedOut: true });
+        }, timeoutMs);
+      };
+      touch();
+    }
+  });
+  const work = (async () => {
+    try {
+      return { value: await call(controller.signal, () => touch()) };
+    } catch (error) {
+      return { error };
+    }
+  })();
+  try {
+    return await Promise.race([work, stop]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
 }

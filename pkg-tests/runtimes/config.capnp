@@ -23,6 +23,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/models/openai.js", esModule = embed "../../pkg/models/openai.js"),
     (name = "pkg/models/ai-sdk.js", esModule = embed "../../pkg/models/ai-sdk.js"),
     (name = "pkg/models/retry.js", esModule = embed "../../pkg/models/retry.js"),
+    (name = "pkg/models/wire.js", esModule = embed "../../pkg/models/wire.js"),
     (name = "pkg/packs/reference.js", esModule = embed "../../pkg/packs/reference.js"),
     (name = "pkg/stores/memory.js", esModule = embed "../../pkg/stores/memory.js"),
     (name = "pkg/stores/idb.js", esModule = embed "../../pkg/stores/idb.js"),
