@@ -14,6 +14,8 @@
 // Bookkeeping names end in '.', which no store path segment may (docs/store.md: rule
 // unsafe_suffix), so they can never collide with a run's files; open() skips them.
 
+import { fromBytes, isRelativePath } from './shared.js';
+
 // node:fs is loaded on first use, not imported: index.js (which re-exports this) must still load
 // where there is no node: module at all (a page importing index.js by URL).
 let fs;
@@ -26,19 +28,10 @@ const join = (root, path) => `${root.replace(/[\\/]+$/, '')}/${path}`;
 const dirname = (path) => path.slice(0, path.lastIndexOf('/'));
 
 const JOURNAL = '.runvil-journal.';
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 let tempCounter = 0;
 
 const isBookkeeping = (name) => name.endsWith('.');
 const tempName = (target) => join(dirname(target), `.${process.pid}-${++tempCounter}.runvil-tmp.`);
-
-function fromBytes(bytes) {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-}
 
 /** Writes `data` to `target` atomically: a temporary file beside it, fsynced, renamed over it. */
 async function writeAtomic(target, data) {
@@ -74,8 +67,9 @@ function decodeJournal(text) {
   return JSON.parse(text).map((c) => (c.op === 'write' ? { ...c, data: Buffer.from(c.data, 'base64') } : c));
 }
 
+/** A store path, and not one of the bookkeeping names. */
 function checkPath(path, what) {
-  if (typeof path !== 'string' || path === '' || path.startsWith('/') || path.split('/').some((s) => s === '' || s === '.' || s === '..' || isBookkeeping(s))) {
+  if (!isRelativePath(path) || path.split('/').some(isBookkeeping)) {
     throw new TypeError(`${what}: not a store path: ${JSON.stringify(path)}`);
   }
 }

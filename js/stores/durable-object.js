@@ -22,14 +22,14 @@ import {
   CHUNK_BYTES, CHUNK_PREFIX, DIR_PREFIX, FILE_PREFIX, INLINE_BYTES, KEYS_PER_CALL, LIST_PAGE, STAGED_KEY,
   TRANSACTION_BYTES, VERSION_PATTERN, chunkCount, chunkKey, chunkOf, concatBytes, groups,
 } from './durable-layout.js';
+import { isRelativePath } from './shared.js';
 
 const encoder = new TextEncoder();
 const DELETE = Symbol('delete');
 
 /** A store path as the engine hands them out (chapter 004: at most 1,024 bytes, relative, no . or ..). */
 function checkPath(path) {
-  if (typeof path !== 'string' || path === '' || path.startsWith('/') || encoder.encode(path).byteLength > 1024
-    || path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+  if (!isRelativePath(path) || encoder.encode(path).byteLength > 1024) {
     throw new TypeError(`RunvilStoreObject: not a store path: ${JSON.stringify(path)}`);
   }
 }

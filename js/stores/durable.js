@@ -15,9 +15,11 @@
 import {
   CHUNK_BYTES, INLINE_BYTES, TRANSACTION_BYTES, chunkCount, chunkOf, concatBytes,
 } from './durable-layout.js';
-import { checkHostPath, fromBytes, toBytes, trackBatch } from './shared.js';
+import { plural } from '../core/values.js';
+import { checkHostPath, checkPathString, fromBytes, toBytes, trackBatch } from './shared.js';
 
-function describe(value) {
+/** What was passed instead of a namespace binding, for the TypeError that refuses it. */
+function describeNamespace(value) {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value);
   return `an object without idFromName() and get() (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
@@ -35,7 +37,13 @@ function failure(workspace, action, error) {
   return new Error(`Durable Object store '${workspace}': ${action} failed (${message})`);
 }
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+/** Gives a session's hold on the workspace back, whatever became of the session or the object. */
+async function endSession(session) {
+  try {
+    await session.end();
+  } catch { /* the session is gone already, or the object restarted and the lease went with it */ }
+  session[Symbol.dispose]?.();
+}
 
 /**
  * @param {{ idFromName(name: string): unknown, get(id: unknown): unknown }} namespace the Durable
@@ -45,7 +53,7 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export function durableObjectStore(namespace, workspace, { readOnly = false } = {}) {
   if (!namespace || typeof namespace !== 'object' || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
-    throw new TypeError(`durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got ${describe(namespace)}`);
+    throw new TypeError(`durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got ${describeNamespace(namespace)}`);
   }
   if (typeof workspace !== 'string' || workspace === '') throw new TypeError('durableObjectStore: workspace must be a non-empty string');
   const id = namespace.idFromName(workspace);
@@ -120,8 +128,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
     try {
       await sendBatch(session, action, changes);
     } finally {
-      await Promise.resolve(session.end()).catch(() => { /* the session is gone already */ });
-      session[Symbol.dispose]?.();
+      await endSession(session);
     }
   }
 
@@ -144,8 +151,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
         const session = await call('opening the workspace', () => source.begin());
         if (state.ended) {
           // The run was cancelled while it waited: give the workspace straight back.
-          await Promise.resolve(session.end()).catch(() => {});
-          session[Symbol.dispose]?.();
+          await endSession(session);
           throw new Error(`Durable Object store '${workspace}': the run ended while waiting for the workspace`);
         }
         state.session = session;
@@ -157,7 +163,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
 
     /** The file's text (bytes when it is not UTF-8), or undefined when it does not exist. */
     async read(path, run) {
-      if (typeof path !== 'string' || path === '') throw new TypeError('store.read: a store path must be a non-empty string');
+      checkPathString('store.read', path);
       const session = run && runs.get(run)?.session;
       const bytes = await readWhole(session ?? object(), path);
       return bytes === undefined ? undefined : fromBytes(bytes);
@@ -181,10 +187,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
       runs.delete(run);
       if (!state.session) return; // still waiting: open() gives the session back when it comes
       await Promise.all(state.pending);
-      try {
-        await state.session.end();
-      } catch { /* the object restarted: the lease went with it */ }
-      state.session[Symbol.dispose]?.();
+      await endSession(state.session);
     },
 
     // ---- the host API ----

@@ -12,12 +12,16 @@
 //   store take turns instead of interleaving their batches.
 // - Storage failures (quota, a connection the browser closed, an aborted transaction) reject with
 //   an Error naming the store and the cause; the engine reports it as a `Vfs` error.
+import { plural } from '../core/values.js';
 import { storedZip } from './zip.js';
-import { checkHostPath, fromBytes, toBytes, trackBatch } from './shared.js';
+import { checkHostPath, checkPathString, fromBytes, toBytes, trackBatch } from './shared.js';
 
 const FILES = 'files';
 const DIRS = 'dirs';
 const DB_VERSION = 1;
+
+/** Rows sorted by path, in code-unit order (the same on every host). */
+const byPath = (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /** The IndexedDB database (and Web Lock) name of the store called `name`. */
 export function indexedDbStoreDatabaseName(name) {
@@ -204,6 +208,15 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
     });
   }
 
+  /** A file's bytes (a Uint8Array of their own), or undefined when it does not exist. */
+  async function readFileBytes(path) {
+    const bytes = await transact('readonly', `reading '${path}'`, (files) => {
+      const request = files.get(path);
+      return () => request.result;
+    });
+    return bytes === undefined ? undefined : new Uint8Array(bytes);
+  }
+
   async function listFiles() {
     const keys = await transact('readonly', 'listing the files', (files) => {
       const request = files.getAllKeys();
@@ -243,12 +256,9 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
 
     /** The file's text (a Uint8Array when it is not UTF-8), or undefined when it does not exist. */
     async read(path) {
-      if (typeof path !== 'string' || path === '') throw new TypeError('store.read: a store path must be a non-empty string');
-      const bytes = await transact('readonly', `reading '${path}'`, (files) => {
-        const request = files.get(path);
-        return () => request.result;
-      });
-      return bytes === undefined ? undefined : fromBytes(new Uint8Array(bytes));
+      checkPathString('store.read', path);
+      const bytes = await readFileBytes(path);
+      return bytes === undefined ? undefined : fromBytes(bytes);
     },
 
     /** One batch: one strict-durability transaction, applied in order, resolved once on disk. */
@@ -256,7 +266,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
       if (!Array.isArray(changes)) throw new TypeError('store.commit: changes must be an array');
       checkWritable('a commit');
       const state = run && runs.get(run);
-      const pending = applyBatch(`committing a batch of ${changes.length} change${changes.length === 1 ? '' : 's'}`, changes);
+      const pending = applyBatch(`committing a batch of ${plural(changes.length, 'change')}`, changes);
       if (!state) return pending;
       return trackBatch(state.pending, pending);
     },
@@ -287,17 +297,11 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
         const values = files.getAll();
         return () => keys.result.map((path, i) => ({ path: String(path), size: values.result[i].byteLength }));
       });
-      return rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      return rows.sort(byPath);
     },
 
     /** The file's bytes, or undefined. */
-    async readBytes(path) {
-      const bytes = await transact('readonly', `reading '${path}'`, (files) => {
-        const request = files.get(path);
-        return () => request.result;
-      });
-      return bytes === undefined ? undefined : new Uint8Array(bytes);
-    },
+    readBytes: readFileBytes,
 
     /** Deletes files (and kept directories) by path, in one transaction. */
     async delete(...paths) {
@@ -344,7 +348,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
       } else {
         throw new TypeError('store.import: files must be an object mapping paths to contents or an array of { path, data } or File');
       }
-      await hostChange(`importing ${list.length} file${list.length === 1 ? '' : 's'}`, list);
+      await hostChange(`importing ${plural(list.length, 'file')}`, list);
     },
 
     /** The store's files (or the given ones) as a zip file (stored entries, UTF-8 names). */
@@ -356,7 +360,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
       });
       const wanted = paths ? new Set(paths) : null;
       const chosen = rows.filter((row) => !wanted || wanted.has(row.path))
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+        .sort(byPath);
       return storedZip(chosen);
     },
 

@@ -11,29 +11,7 @@
 //
 // Text files read back as strings; a file whose bytes are not UTF-8 reads back as a Uint8Array,
 // so nothing is lost.
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function checkPath(path, what) {
-  if (typeof path !== 'string' || path === '') {
-    throw new TypeError(`${what}: a store path must be a non-empty string`);
-  }
-}
-
-function toBytes(path, value) {
-  if (typeof value === 'string') return new TextEncoder().encode(value);
-  if (value instanceof Uint8Array) return value.slice();
-  if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
-  throw new TypeError(`memoryStore: the content of '${path}' must be a string, Uint8Array or ArrayBuffer`);
-}
-
-function fromBytes(bytes) {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return bytes.slice();
-  }
-}
+import { checkPathString, fromBytes, toBytes } from './shared.js';
 
 /**
  * @param {Record<string, string | Uint8Array | ArrayBuffer>} [files]
@@ -46,17 +24,20 @@ export function memoryStore(files = {}, { readOnly = false } = {}) {
   const entries = new Map();
   const dirs = new Set();
   for (const [path, value] of Object.entries(files)) {
-    checkPath(path, 'memoryStore');
-    entries.set(path, toBytes(path, value));
+    checkPathString('memoryStore', path);
+    entries.set(path, toBytes('memoryStore', path, value));
   }
   return {
     kind: 'memory',
     readOnly: Boolean(readOnly),
     /** The file's text (a Uint8Array when it is not UTF-8), or undefined when it does not exist. */
     async read(path) {
-      checkPath(path, 'store.read');
+      checkPathString('store.read', path);
       const bytes = entries.get(path);
-      return bytes === undefined ? undefined : fromBytes(bytes);
+      if (bytes === undefined) return undefined;
+      const value = fromBytes(bytes);
+      // The store keeps its bytes: a caller gets a copy of its own.
+      return typeof value === 'string' ? value : value.slice();
     },
     /** Every file path, sorted (code-unit order, the same on every host). */
     async list() {
@@ -71,7 +52,7 @@ export function memoryStore(files = {}, { readOnly = false } = {}) {
     },
     async commit(changes) {
       for (const change of changes) {
-        if (change.op === 'write') entries.set(change.path, toBytes(change.path, change.data));
+        if (change.op === 'write') entries.set(change.path, toBytes('memoryStore', change.path, change.data));
         else if (change.op === 'mkdir') dirs.add(change.path);
         else if (change.op === 'delete') {
           entries.delete(change.path);
