@@ -58,6 +58,25 @@ export function htmlToText(html) {
 }
 
 /**
+ * A runvil/web tool taking one string argument (`argument`: its name and description), with
+ * untrusted plain text out: `missing` is the model-safe message when the argument is absent or
+ * empty, `answer(value, ctx)` answers the call.
+ */
+function webTool({ name, description, argument: [key, about], missing, answer }) {
+  return {
+    name,
+    description,
+    parameters: { type: 'object', properties: { [key]: { type: 'string', description: about } }, required: [key] },
+    trust: 'untrusted',
+    output: 'plain',
+    call: async (args, ctx) => {
+      if (typeof args?.[key] !== 'string' || args[key] === '') throw new Error(missing);
+      return answer(args[key], ctx);
+    },
+  };
+}
+
+/**
  * runvil/web: `web/fetch` (a page's text) and `web/search` (results from the host's provider).
  * Without a search provider the Pack reports that it needs `runvil/search-provider`.
  * @param {{ fetch?: typeof globalThis.fetch, search?: (query: string, ctx: object) => Promise<Array<{ title: string, url: string, description?: string }>> }} [options]
@@ -69,38 +88,34 @@ export function webPack({ fetch = globalThis.fetch, search } = {}) {
     name: 'web',
     description: 'Search the web and fetch pages.',
     tools: [
-      {
+      webTool({
         name: 'fetch',
         description: 'Fetch a web page and return its text.',
-        parameters: { type: 'object', properties: { url: { type: 'string', description: 'The page address.' } }, required: ['url'] },
-        trust: 'untrusted',
-        output: 'plain',
-        call: async (args, ctx) => {
-          if (typeof args?.url !== 'string' || args.url === '') throw new Error('web_fetch: missing url argument');
+        argument: ['url', 'The page address.'],
+        missing: 'web_fetch: missing url argument',
+        answer: async (url, ctx) => {
           let response;
           try {
-            response = await fetch(args.url, { signal: ctx?.signal, redirect: 'follow' });
+            response = await fetch(url, { signal: ctx?.signal, redirect: 'follow' });
           } catch (error) {
-            throw new Error(`web_fetch: could not fetch ${args.url}`);
+            throw new Error(`web_fetch: could not fetch ${url}`);
           }
-          if (!response.ok) throw new Error(`web_fetch: ${args.url} answered ${response.status}`);
+          if (!response.ok) throw new Error(`web_fetch: ${url} answered ${response.status}`);
           const body = await response.text();
           const type = response.headers.get('content-type') ?? '';
           return /html/i.test(type) ? htmlToText(body) : body;
         },
-      },
-      {
+      }),
+      webTool({
         name: 'search',
         description: 'Search the web and return a list of results (title, url, description).',
-        parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for.' } }, required: ['query'] },
-        trust: 'untrusted',
-        output: 'plain',
-        call: async (args, ctx) => {
-          if (typeof args?.query !== 'string' || args.query === '') throw new Error('web_search: missing query argument');
-          const results = await search(args.query, ctx);
+        argument: ['query', 'What to search for.'],
+        missing: 'web_search: missing query argument',
+        answer: async (query, ctx) => {
+          const results = await search(query, ctx);
           return JSON.stringify((results ?? []).map(({ title, url, description }) => ({ title, url, description })));
         },
-      },
+      }),
     ],
     unavailable: search ? undefined : { needs: 'runvil/search-provider', reason: 'web needs runvil/search-provider, and this host provides none' },
   };
