@@ -173,6 +173,8 @@ cmd_lint() {
   cargo clippy --release --target wasm32-unknown-unknown --lib -- -D warnings
   log "cargo doc"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
+  log "tsc -p js/jsconfig.json (the package's JavaScript against its .d.ts files)"
+  node_modules/.bin/tsc -p js/jsconfig.json
 }
 
 cmd_playground() {

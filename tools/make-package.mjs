@@ -8,7 +8,7 @@
 // rewritten into a factory, `createBindings()`, whose every call gets its own glue state. The
 // rewrite is checked (it fails loudly when a new wasm-bindgen changes the text it relies on) and
 // the result is smoke-tested by instantiating it twice.
-import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync, chmodSync, cpSync, existsSync, statSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSync, chmodSync, existsSync, statSync } from 'node:fs';
 import { join, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -215,6 +215,23 @@ export function wasmBytes() {
 `;
 }
 
+/**
+ * A module as the package ships it: without its `// @ts-check` line, which is for the repository's
+ * type-check (js/jsconfig.json). A consumer's tools would check the file by their own settings
+ * instead of reading its .d.ts (`deno check` does, strictly).
+ */
+const shipped = (text) => text.replace(/^\/\/ @ts-check\n/m, '');
+
+/** Copies a room of js/ (`from`) into the package (`to`), its modules as shipped(). */
+function copyRoom(from, to) {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    if (entry.isDirectory()) copyRoom(join(from, entry.name), join(to, entry.name));
+    else if (entry.name.endsWith('.js')) writeFileSync(join(to, entry.name), shipped(readFileSync(join(from, entry.name), 'utf8')));
+    else copyFileSync(join(from, entry.name), join(to, entry.name));
+  }
+}
+
 /** Copies js/ into the package as the comment on ROOMS says; answers the top-level names (package.json `files`). */
 function copySources(outDir) {
   const js = join(ROOT, 'js');
@@ -228,14 +245,14 @@ function copySources(outDir) {
     if (name === ENTRIES_DIR) {
       for (const file of readdirSync(join(js, name))) {
         add(file);
-        const text = readFileSync(join(js, name, file), 'utf8');
+        const text = shipped(readFileSync(join(js, name, file), 'utf8'));
         const flat = text.replace(/(['"])\.\.\//g, '$1./');
         if (/\.\.\//.test(flat)) fail(`js/${name}/${file}: a '../' the flattening cannot turn into './' (an entry may reach only the package root)`);
         writeFileSync(join(outDir, file), flat);
       }
     } else if (ROOMS.includes(name) && entry.isDirectory()) {
       add(name);
-      cpSync(join(js, name), join(outDir, name), { recursive: true });
+      copyRoom(join(js, name), join(outDir, name));
     } else if (DEV_ONLY.includes(name)) {
       // the repository's, not the package's
     } else if (entry.isFile()) {

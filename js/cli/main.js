@@ -1,3 +1,4 @@
+// @ts-check
 // runvil command line: run one prompt file and print its result. The bin (entries/cli.js) calls
 // main() with the Node entry's createEngine.
 import { readFile } from 'node:fs/promises';
@@ -62,6 +63,11 @@ function normalizeArgv(argv) {
   return out;
 }
 
+/**
+ * Says what is wrong (and how to call runvil) on stderr, and exits with status 2.
+ * @param {string} [message]
+ * @returns {never}
+ */
 function usage(message) {
   if (message) process.stderr.write(`runvil: ${message}\n`);
   process.stderr.write(`${USAGE}\n`);
@@ -127,7 +133,7 @@ function stdinLines() {
 /**
  * Runs the command line `argv` (without node and the script) and answers the exit status.
  * @param {string[]} argv
- * @param {typeof import('../index.js').createEngine} createEngine the Node entry's
+ * @param {typeof import('../index.d.ts').createEngine} createEngine the Node entry's
  */
 export async function main(argv, createEngine) {
   let parsed;

@@ -1,3 +1,4 @@
+// @ts-check
 // What `runvil run` shows on a terminal while a run goes on (stderr; off when piped or --quiet):
 // the section, each model round and each tool call, one line each.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The wrapper's copy of each models.loop conversation (docs/bridge.md, "Conversations").
 //
 // The engine's records are the truth; a conversation only grows. Sending the whole history

@@ -1,3 +1,4 @@
+// @ts-check
 // The engine object: argument checking, defaults, and the wasm instance's life cycle.
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
@@ -55,7 +56,10 @@ function isAbortSignal(value) {
   return isObject(value) && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function';
 }
 
-/** Resolves on the next macrotask, so long Lua blocks let timers and abort events run. */
+/**
+ * Resolves on the next macrotask, so long Lua blocks let timers and abort events run.
+ * @type {() => Promise<void>}
+ */
 export const yieldNow = (() => {
   if (typeof setImmediate === 'function') return () => new Promise((resolve) => setImmediate(resolve));
   if (typeof MessageChannel === 'function') {
@@ -358,20 +362,38 @@ function instanceFailed(error, seed) {
 }
 
 /**
- * One live wasm instance with its own glue. `fail` settles every run still waiting on it when it
- * traps: their Rust futures can never be polled again.
+ * One live wasm instance with its own glue.
+ * @typedef {object} Instance
+ * @property {Set<(error: unknown) => void>} waiting fails every run still waiting on the instance
+ *   when it traps: their Rust futures can never be polled again
+ * @property {boolean} dead
+ * @property {import('../bindings.js').Bindings} bindings
+ * @property {{ memory: WebAssembly.Memory } | null} exports
+ * @property {number} admitted the memory ceilings of the runs in flight (INSTANCE_MEMORY_BUDGET)
+ * @property {number} running
+ */
+
+/**
+ * A fresh instance of `module` with its own glue (Instance).
+ * @param {WebAssembly.Module} module
  */
 async function instantiate(module) {
-  const waiting = new Set();
-  // `admitted`: the memory ceilings of the runs in flight (INSTANCE_MEMORY_BUDGET).
-  const instance = { waiting, dead: false, bindings: null, exports: null, admitted: 0, running: 0 };
-  instance.bindings = createBindings({
-    onTrap(error) {
-      instance.dead = true;
-      for (const fail of waiting) fail(error);
-      waiting.clear();
-    },
-  });
+  /** @type {Instance} */
+  const instance = {
+    waiting: new Set(),
+    dead: false,
+    // Called back only once the instance runs, by when `instance` is there.
+    bindings: createBindings({
+      onTrap(error) {
+        instance.dead = true;
+        for (const fail of instance.waiting) fail(error);
+        instance.waiting.clear();
+      },
+    }),
+    exports: null,
+    admitted: 0,
+    running: 0,
+  };
   instance.exports = await instance.bindings.instantiateModule(module);
   return instance;
 }
@@ -515,7 +537,8 @@ export async function makeEngine(module, { uiKind }) {
       bridge.store?.end();
       return { ok: false, error: { kind: 'Cancelled', message: 'the run was cancelled' }, seed: bridge.seed };
     }
-    let onFail;
+    /** @type {(error: unknown) => void} */
+    let onFail = () => {};
     const failed = new Promise((resolve) => {
       onFail = (error) => resolve(instanceFailed(error, bridge.seed));
     });

@@ -1,3 +1,4 @@
+// @ts-check
 // Turns the `wasm` option of createEngine into a compiled WebAssembly.Module. Portable: no `node:`
 // import here (browser and worker builds include this file); an entry that can read files passes
 // `readFile` for file: URLs.

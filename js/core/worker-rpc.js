@@ -1,3 +1,4 @@
+// @ts-check
 // The message protocol between a page and the engine's worker (runvil/worker). Both sides run one
 // Peer over the worker's port. Values cross by structured clone, except:
 //
@@ -22,7 +23,10 @@ function errorMessage(error) {
 }
 
 export class Peer {
-  /** @param {{ postMessage(message: unknown): void, addEventListener(type: 'message', fn: (e: MessageEvent) => void): void }} port */
+  /**
+   * @param {{ postMessage(message: unknown): void, addEventListener(type: 'message', fn: (e: MessageEvent) => void): void }} port
+   * @param {{ onMessage?: (message: any) => void }} [options] told every message that is not the protocol's
+   */
   constructor(port, { onMessage } = {}) {
     this.port = port;
     this.nextId = 1;

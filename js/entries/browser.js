@@ -1,4 +1,5 @@
 /* @ts-self-types="../index.d.ts" */
+// @ts-check
 // runvil for browsers, web workers and bundlers (export conditions `browser`, `worker`, `default`).
 // No `node:` import anywhere in its graph. The wasm is located with
 // `new URL('./runvil_bg.wasm', import.meta.url)`, the pattern Vite, webpack, Parcel and Rollup's
@@ -29,9 +30,7 @@ async function defaultModule() {
   }
 }
 
-/**
- * @param {{ wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
- */
+/** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url);

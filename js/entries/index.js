@@ -1,4 +1,5 @@
 /* @ts-self-types="../index.d.ts" */
+// @ts-check
 // runvil for Node and Bun (export condition `node`; also `main`, so a file import of index.js works
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
@@ -40,9 +41,7 @@ async function defaultModule() {
   return loadModule(bytes, here);
 }
 
-/**
- * @param {{ wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
- */
+/** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url, { readFile });

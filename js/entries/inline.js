@@ -1,4 +1,5 @@
 /* @ts-self-types="../index.d.ts" */
+// @ts-check
 // runvil/inline (and the `deno` export condition): the wasm travels inside the JavaScript, base64
 // in wasm-inline.js, so nothing has to be located at run time. For bundlers without an asset
 // pipeline (esbuild, bun build) and for Deno, which reads no file without --allow-read but may
@@ -10,9 +11,7 @@ import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
 
-/**
- * @param {{ wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
- */
+/** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = await loadModule(wasm ?? wasmBytes(), import.meta.url);

@@ -1,3 +1,4 @@
+// @ts-check
 // What every entry point exports besides createEngine (and, in Node, directoryStore).
 export { memoryStore } from '../stores/memory.js';
 export { indexedDbStore, deleteIndexedDbStore } from '../stores/idb.js';

@@ -1,4 +1,5 @@
 /* @ts-self-types="../worker-client.d.ts" */
+// @ts-check
 // runvil/worker: the whole engine.run API for a page, with the engine in a Web Worker, so a long
 // Lua block never freezes the page and cancelling is a message away. Everything else (stores,
 // models, Packs, version) is the default entry's, re-exported.
@@ -33,9 +34,10 @@ function storeDescription(store) {
 }
 
 /**
- * @param {{ worker?: Worker, wasm?: WebAssembly.Module | ArrayBuffer | ArrayBufferView | URL | string }} [options]
- *   `worker`: a Worker already running this package's worker.js (e.g. from a bundler); default: a
- *   module worker started from worker.js next to this file. `wasm`: as for the default entry.
+ * `options.worker`: a Worker already running this package's worker.js (e.g. from a bundler);
+ * default: a module worker started from worker.js next to this file. `wasm`: as for the default
+ * entry.
+ * @type {typeof import('../worker-client.d.ts').createEngine}
  */
 export async function createEngine(options = {}) {
   let { worker, wasm } = engineOptions(options);

@@ -1,3 +1,4 @@
+// @ts-check
 // The script a runvil/worker engine runs inside its Web Worker (started by worker-client.js).
 // It owns the wasm engine; the page's models, Pack tools, store, onEvent and AbortSignal reach it
 // as stubs over the Peer protocol (worker-rpc.js). An IndexedDB store is opened here directly, so

@@ -1,4 +1,5 @@
 /* @ts-self-types="../workerd.d.ts" */
+// @ts-check
 // runvil/workerd: the entry point for Cloudflare Workers (export condition `workerd`). workerd
 // refuses to compile wasm from bytes at run time, so the module arrives as a wasm module binding of
 // the bundled file (wrangler and workerd configs both turn a .wasm import into one).
@@ -12,7 +13,8 @@ export { durableObjectStore } from '../stores/durable.js';
 export { RunvilStoreObject } from '../stores/durable-object.js';
 
 /**
- * @param {{ wasm?: WebAssembly.Module }} [options] defaults to the bundled module
+ * `options.wasm` defaults to the bundled module (workerd compiles no bytes: pass a Module).
+ * @type {typeof import('../workerd.d.ts').createEngine}
  */
 export async function createEngine(options = {}) {
   const { wasm = wasmModule } = engineOptions(options);

@@ -1,3 +1,4 @@
+// @ts-check
 // aiSdkModel: a Vercel AI SDK language model as a Runvil model function (`ModelFn` in index.d.ts), so
 // every provider written for the AI SDK (Anthropic, Google, Mistral, Bedrock, Ollama, ...) plugs in.
 // It speaks the provider specification's LanguageModelV2 (`doGenerate` / `doStream`, the shape the
@@ -155,9 +156,18 @@ function warningText(w) {
   return typeof w.message === 'string' ? w.message : JSON.stringify(w).slice(0, 500);
 }
 
-/** A doGenerate result as the parts a reply is made of. */
+/**
+ * The parts a reply is made of (replyOf), from a doGenerate result or a doStream stream.
+ * @typedef {{ text: string, reasoning: string, calls: any[], finishReason: unknown, usage: unknown, modelId: unknown }} Parts
+ */
+
+/**
+ * A doGenerate result as the parts a reply is made of.
+ * @returns {Parts}
+ */
 function collect(result, warn) {
   if (!isObject(result)) throw new Error('the AI SDK model answered with something that is not a result object');
+  /** @type {Parts} */
   const got = { text: '', reasoning: '', calls: [], finishReason: result.finishReason, usage: result.usage, modelId: result.response?.modelId };
   for (const w of Array.isArray(result.warnings) ? result.warnings : []) warn(warningText(w));
   for (const part of Array.isArray(result.content) ? result.content : []) {
@@ -170,10 +180,14 @@ function collect(result, warn) {
   return got;
 }
 
-/** A doStream stream read to its end, text and reasoning told to `tell` as they come. */
+/**
+ * A doStream stream read to its end, text and reasoning told to `tell` as they come.
+ * @returns {Promise<Parts>}
+ */
 async function readParts(stream, touch, tell, warn) {
   if (typeof stream?.getReader !== 'function') throw new Error('the AI SDK model answered doStream without a readable stream');
   const reader = stream.getReader();
+  /** @type {Parts} */
   const got = { text: '', reasoning: '', calls: [], finishReason: undefined, usage: undefined, modelId: undefined };
   try {
     for (;;) {
@@ -226,7 +240,11 @@ function failureOf(error) {
   const message = typeof error?.message === 'string' ? error.message : typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error)).slice(0, 500);
   if (isObject(error) && (error[API_CALL_ERROR] === true || error.name === 'AI_APICallError')) {
     const headers = isObject(error.responseHeaders) ? error.responseHeaders : {};
-    const wait = retryAfter({ get: (key) => headers[key] ?? headers[Object.keys(headers).find((k) => k.toLowerCase() === key)] });
+    const header = (name) => {
+      const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+      return key === undefined ? undefined : headers[key];
+    };
+    const wait = retryAfter({ get: (name) => headers[name] ?? header(name) });
     const status = error.statusCode;
     if (Number.isInteger(status) && status >= 200 && status < 300) {
       // A success status whose body the provider could not read: a 200 with an error body
@@ -278,11 +296,8 @@ function replyOf(got, names, turn, modelId) {
 }
 
 /**
- * @param {object} languageModel an AI SDK LanguageModelV2 (e.g. `openai('gpt-4o')`, `anthropic(...)`)
- * @param {{ stream?: boolean, callOptions?: Record<string, unknown>, maxRetries?: number,
- *           timeoutMs?: number, retryDelayMs?: number, maxRetryDelayMs?: number,
- *           maxRetryAfterMs?: number, onRetry?: (info: object) => void,
- *           unknownToolRetries?: number }} [options]
+ * `languageModel`: an AI SDK LanguageModelV2 (e.g. `openai('gpt-4o')`, `anthropic(...)`).
+ * @type {typeof import('../index.d.ts').aiSdkModel}
  */
 export function aiSdkModel(languageModel, options = {}) {
   if (typeof languageModel === 'string') {
@@ -302,6 +317,9 @@ export function aiSdkModel(languageModel, options = {}) {
   if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('aiSdkModel: onRetry must be a function');
   if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) throw new TypeError('aiSdkModel: unknownToolRetries must be a non-negative integer');
   const timing = retryTiming(options, 'aiSdkModel');
+  // The declarations type the two methods' options `never`, so that any provider's model fits;
+  // they are called with the call options this adapter builds.
+  const model = /** @type {{ doGenerate(options: object): PromiseLike<unknown>, doStream(options: object): PromiseLike<any> }} */ (languageModel);
 
   /** One call with its retries: the reply's parts, or an Error with a model-safe message. */
   async function call(callOpts, request, warn) {
@@ -314,8 +332,8 @@ export function aiSdkModel(languageModel, options = {}) {
       };
       const got = await withDeadline(async (abortSignal, touch) => {
         const opts = { ...callOpts, abortSignal };
-        if (!stream) return languageModel.doGenerate(opts);
-        const result = await languageModel.doStream(opts);
+        if (!stream) return model.doGenerate(opts);
+        const result = await model.doStream(opts);
         touch();
         return readParts(result?.stream, touch, tell, warn);
       }, signal, timing.timeoutMs);
@@ -323,7 +341,7 @@ export function aiSdkModel(languageModel, options = {}) {
       let failure;
       let retry;
       let wait;
-      if (got.timedOut) {
+      if ('timedOut' in got) {
         failure = `the model provider did not answer within ${timing.timeoutMs} ms`;
         retry = true;
       } else {

@@ -1,3 +1,4 @@
+// @ts-check
 // openAIChatModel: a model function (`ModelFn` in index.d.ts) that speaks the OpenAI-compatible
 // chat-completions protocol with tools, over fetch. Works with any server that implements
 // POST {baseURL}/chat/completions (hosted providers, local inference servers).
@@ -106,7 +107,8 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
       return { failure: `the model provider could not be reached (${why})` };
     }
   }, signal, timeoutMs);
-  if (!got.timedOut) return got.value;
+  if ('value' in got) return got.value;
+  if ('error' in got) throw got.error; // not reached: the exchange answers its own failures
   const failure = `the model provider did not answer within ${timeoutMs} ms`;
   // Text already reported as deltas cannot be taken back: a stream stalled after it is final.
   return reported.any ? { failure: `the model provider's stream broke off (${failure})`, final: true } : { failure };
@@ -120,8 +122,13 @@ async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
 async function readStream(body, touch, onDelta, reported) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
+  /** @type {{ model?: string, usage?: object, error?: unknown, choices: object[] }} */
   const out = { choices: [] };
-  const message = { role: 'assistant', content: '', reasoning_content: '', refusal: '', tool_calls: [] };
+  let content = '';
+  let reasoningContent = '';
+  let refusal = '';
+  /** @type {{ id: string, type: 'function', function: { name: string, arguments: any } }[]} the arguments: text, or an object sent whole */
+  const toolCalls = [];
   let finish = null;
   let buffer = '';
   let data = [];
@@ -148,19 +155,19 @@ async function readStream(body, touch, onDelta, reported) {
     const delta = isObject(choice.delta) ? choice.delta : {};
     const { text: piece, reasoning } = textOf(delta.content);
     if (piece) {
-      message.content += piece;
+      content += piece;
       tell({ text: piece });
     }
     const thinking = (typeof delta.reasoning_content === 'string' ? delta.reasoning_content : '') + (reasoning ?? '');
     if (thinking) {
-      message.reasoning_content += thinking;
+      reasoningContent += thinking;
       tell({ reasoning: thinking });
     }
-    if (typeof delta.refusal === 'string') message.refusal += delta.refusal;
+    if (typeof delta.refusal === 'string') refusal += delta.refusal;
     const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : isObject(delta.function_call) ? [{ index: 0, function: delta.function_call }] : [];
     for (const c of calls) {
-      const i = Number.isInteger(c.index) ? c.index : message.tool_calls.length;
-      const slot = (message.tool_calls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+      const i = Number.isInteger(c.index) ? c.index : toolCalls.length;
+      const slot = (toolCalls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
       if (typeof c.id === 'string') slot.id ||= c.id;
       if (typeof c.function?.name === 'string') slot.function.name += c.function.name;
       if (typeof c.function?.arguments === 'string') slot.function.arguments += c.function.arguments;
@@ -189,11 +196,14 @@ async function readStream(body, touch, onDelta, reported) {
   line(buffer);
   line('');
   if (out.error && reported.any) throw new Error(`the provider reported an error: ${errorText(out.error)}`);
-  message.tool_calls = message.tool_calls.filter(Boolean);
-  if (!message.tool_calls.length) delete message.tool_calls;
-  if (!message.reasoning_content) delete message.reasoning_content;
-  if (!message.refusal) delete message.refusal;
-  if (!out.error || message.content || message.tool_calls) out.choices.push({ index: 0, message, finish_reason: finish });
+  // The keys in the order of a whole answer's message; the empty ones left out.
+  /** @type {Record<string, unknown>} */
+  const message = { role: 'assistant', content };
+  if (reasoningContent) message.reasoning_content = reasoningContent;
+  if (refusal) message.refusal = refusal;
+  const calls = toolCalls.filter(Boolean);
+  if (calls.length) message.tool_calls = calls;
+  if (!out.error || content || calls.length) out.choices.push({ index: 0, message, finish_reason: finish });
   return out;
 }
 
@@ -258,13 +268,10 @@ function replyOf(data, names, turn) {
 }
 
 /**
- * @param {{ baseURL: string, apiKey?: string, model: string, fetch?: typeof globalThis.fetch,
- *           headers?: Record<string, string>, params?: Record<string, unknown>,
- *           maxRetries?: number, timeoutMs?: number, retryDelayMs?: number, maxRetryDelayMs?: number,
- *           maxRetryAfterMs?: number, onRetry?: (info: object) => void, unknownToolRetries?: number,
- *           stream?: boolean }} options
+ * (The default `{}` is for JavaScript callers without options: they get the TypeError on baseURL.)
+ * @type {typeof import('../index.d.ts').openAIChatModel}
  */
-export function openAIChatModel(options = {}) {
+export function openAIChatModel(options = /** @type {any} */ ({})) {
   const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry, unknownToolRetries = 1, stream = false } = options;
   if (typeof stream !== 'boolean') throw new TypeError('openAIChatModel: stream must be a boolean');
   if (typeof baseURL !== 'string' || baseURL === '') throw new TypeError('openAIChatModel: baseURL must be a non-empty string');

@@ -1,3 +1,4 @@
+// @ts-check
 // Retry timing shared by the provider adapters (openAIChatModel, aiSdkModel): which answers are
 // worth another attempt, how long to wait (the server's retry-after, else exponential backoff with
 // jitter), a wait the run's signal can cancel, and an attempt's deadline.
@@ -42,7 +43,12 @@ export function cancelled() {
   return new Error('the model call was cancelled');
 }
 
-/** Resolves after `ms`, or rejects when `signal` aborts first. */
+/**
+ * Resolves after `ms`, or rejects when `signal` aborts first.
+ * @param {number} ms
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<void>}
+ */
 export function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(cancelled());
@@ -93,8 +99,10 @@ export async function retryOrThrow({ n, failure, retry, wait, timing, onRetry, r
 export async function withDeadline(call, signal, timeoutMs) {
   const controller = new AbortController();
   let timer;
-  let onAbort;
+  /** @type {() => void} */
+  let onAbort = () => {};
   let touch = () => {};
+  /** @type {Promise<{ timedOut: true }>} */
   const stop = new Promise((resolve, reject) => {
     onAbort = () => {
       controller.abort();

@@ -1,3 +1,4 @@
+// @ts-check
 // scriptedModel: a model function that plays back canned replies, for tests and offline demos.
 import { isObject } from '../core/values.js';
 
@@ -8,7 +9,8 @@ function normalizeReply(reply, index) {
 }
 
 /**
- * @param {Array<string | object>} replies answered in order, one per model call
+ * `replies` are answered in order, one per model call.
+ * @type {typeof import('../index.d.ts').scriptedModel}
  */
 export function scriptedModel(replies) {
   if (!Array.isArray(replies)) throw new TypeError('scriptedModel: replies must be an array');

@@ -1,3 +1,4 @@
+// @ts-check
 // What the model adapters (openai.js, ai-sdk.js) do alike between a run's request and a provider:
 // tool names on the wire and back, tool call arguments, the usage of a round of several calls,
 // and the answer to a call of a tool that was not offered.
@@ -30,6 +31,7 @@ function fnv1a(text, basis) {
  * The name a tool goes by on the wire: itself when the protocol accepts it, else a stem of it
  * (characters outside [A-Za-z0-9_-] become '_') and a 64-bit hash of the whole name, 64
  * characters at most. Deterministic, so a name means the same in every round and every run.
+ * @type {typeof import('../index.d.ts').wireToolName}
  */
 export function wireToolName(name) {
   if (PROTOCOL_NAME.test(name)) return name;

@@ -1,3 +1,4 @@
+// @ts-check
 // The reference Packs of the language: runvil/web and runvil/user-input (chapter 002). Their
 // services come from the host: a fetch function and a search provider for web, an operator for
 // user-input. A Pack's failures are model-safe messages (what the model and the prompt read).
@@ -13,10 +14,13 @@ function input.ask(...)
 end
 `;
 
+const NO_OPERATOR = 'no operator is attached to this host';
+
 /**
  * runvil/user-input: `user-input/ask` waits for the operator's next message.
- * @param {{ ask?: (ctx: object) => string | Promise<string> }} [options] ask answers with the
- *   operator's text; it throws an Error whose message is safe to show a model.
+ * `options.ask` answers with the operator's text; it throws an Error whose message is safe to
+ * show a model.
+ * @type {typeof import('../index.d.ts').userInputPack}
  */
 export function userInputPack({ ask } = {}) {
   if (ask !== undefined && typeof ask !== 'function') throw new TypeError('userInputPack: ask must be a function');
@@ -29,14 +33,21 @@ export function userInputPack({ ask } = {}) {
       parameters: { type: 'object', properties: {} },
       trust: 'trusted',
       output: 'plain',
-      call: async (_args, ctx) => String(await ask(ctx)),
+      call: async (_args, ctx) => {
+        // Not reached without `ask`: an unavailable Pack never joins a run (a declared one refuses it).
+        if (!ask) throw new Error(NO_OPERATOR);
+        return String(await ask(ctx));
+      },
     }],
     prelude: USER_INPUT_PRELUDE,
-    unavailable: ask ? undefined : 'no operator is attached to this host',
+    unavailable: ask ? undefined : NO_OPERATOR,
   };
 }
 
-/** Page text from HTML: scripts, styles and tags removed, common entities decoded, blank runs collapsed. */
+/**
+ * Page text from HTML: scripts, styles and tags removed, common entities decoded, blank runs collapsed.
+ * @type {typeof import('../index.d.ts').htmlToText}
+ */
 export function htmlToText(html) {
   const entities = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
   return html
@@ -57,10 +68,13 @@ export function htmlToText(html) {
     .trim();
 }
 
+const NO_SEARCH_PROVIDER = 'web needs runvil/search-provider, and this host provides none';
+
 /**
  * A runvil/web tool taking one string argument (`argument`: its name and description), with
  * untrusted plain text out: `missing` is the model-safe message when the argument is absent or
  * empty, `answer(value, ctx)` answers the call.
+ * @returns {import('../index.d.ts').PackTool}
  */
 function webTool({ name, description, argument: [key, about], missing, answer }) {
   return {
@@ -79,7 +93,7 @@ function webTool({ name, description, argument: [key, about], missing, answer })
 /**
  * runvil/web: `web/fetch` (a page's text) and `web/search` (results from the host's provider).
  * Without a search provider the Pack reports that it needs `runvil/search-provider`.
- * @param {{ fetch?: typeof globalThis.fetch, search?: (query: string, ctx: object) => Promise<Array<{ title: string, url: string, description?: string }>> }} [options]
+ * @type {typeof import('../index.d.ts').webPack}
  */
 export function webPack({ fetch = globalThis.fetch, search } = {}) {
   if (typeof fetch !== 'function') throw new TypeError('webPack: fetch must be a function');
@@ -112,11 +126,13 @@ export function webPack({ fetch = globalThis.fetch, search } = {}) {
         argument: ['query', 'What to search for.'],
         missing: 'web_search: missing query argument',
         answer: async (query, ctx) => {
+          // Not reached without `search`: the Pack is unavailable then (it needs a provider).
+          if (!search) throw new Error(NO_SEARCH_PROVIDER);
           const results = await search(query, ctx);
           return JSON.stringify((results ?? []).map(({ title, url, description }) => ({ title, url, description })));
         },
       }),
     ],
-    unavailable: search ? undefined : { needs: 'runvil/search-provider', reason: 'web needs runvil/search-provider, and this host provides none' },
+    unavailable: search ? undefined : { needs: 'runvil/search-provider', reason: NO_SEARCH_PROVIDER },
   };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // directoryStore(dir): the store bridge (docs/store.md) on a directory of a Node, Bun or Deno host.
 // A store path is the file at that relative path under `dir`, so the files are plain files.
 //
@@ -94,8 +95,8 @@ async function applyChange(root, change) {
 }
 
 /**
- * @param {string} dir the store's directory (created when missing)
- * @param {{ readOnly?: boolean }} [options]
+ * `dir`: the store's directory (created when missing).
+ * @type {typeof import('../node.d.ts').directoryStore}
  */
 export function directoryStore(dir, { readOnly = false } = {}) {
   if (typeof dir !== 'string' || dir === '') throw new TypeError('directoryStore: dir must be a directory path');

@@ -1,3 +1,4 @@
+// @ts-check
 // How a durable-object store lays a workspace out in the object's key-value storage, and the sizes
 // both sides keep to (docs/store.md, "The Durable Object store"). Shared by the object
 // (durable-object.js) and the Worker side (durable-store.js); no platform import.

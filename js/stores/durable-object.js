@@ -1,3 +1,4 @@
+// @ts-check
 // RunvilStoreObject: the Durable Object behind durableObjectStore (js/durable-store.js). One object
 // per workspace; its transactional key-value storage holds the workspace's files (layout in
 // durable-layout.js, decisions in docs/store.md):

@@ -1,3 +1,4 @@
+// @ts-check
 // durableObjectStore(namespace, workspace): the store bridge (docs/store.md) kept in a Durable
 // Object, one object per workspace (RunvilStoreObject, js/durable-object.js), for Workers. The
 // Worker talks to the object through its stub with JS RPC (workerd's native calls: structured
@@ -37,6 +38,14 @@ function failure(workspace, action, error) {
   return new Error(`Durable Object store '${workspace}': ${action} failed (${message})`);
 }
 
+/**
+ * What this side calls of RunvilStoreObject (durable-object.js) and of a StoreSession it hands out,
+ * through their RPC stubs.
+ * @typedef {{ list(): Promise<{ files: string[], dirs: string[] }>, read(path: string, version?: string, from?: number): Promise<any> }} Reader
+ * @typedef {Reader & { stage(parts: object[]): Promise<void>, apply(changes: object[]): Promise<void>, end(): Promise<void>, [Symbol.dispose]?: () => void }} Session
+ * @typedef {Reader & { begin(): Promise<Session>, leaseState(): Promise<{ held: boolean, waiting: number }>, verify(): Promise<import('../workerd.d.ts').DurableStoreCheck> }} ObjectStub
+ */
+
 /** Gives a session's hold on the workspace back, whatever became of the session or the object. */
 async function endSession(session) {
   try {
@@ -46,10 +55,9 @@ async function endSession(session) {
 }
 
 /**
- * @param {{ idFromName(name: string): unknown, get(id: unknown): unknown }} namespace the Durable
- *   Object namespace bound to RunvilStoreObject (`env.RUNVIL_STORE`)
- * @param {string} workspace the workspace's name: one object per name
- * @param {{ readOnly?: boolean }} [options]
+ * `namespace`: the Durable Object namespace bound to RunvilStoreObject (`env.RUNVIL_STORE`);
+ * `workspace`: the workspace's name, one object per name.
+ * @type {typeof import('../workerd.d.ts').durableObjectStore}
  */
 export function durableObjectStore(namespace, workspace, { readOnly = false } = {}) {
   if (!namespace || typeof namespace !== 'object' || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
@@ -58,7 +66,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
   if (typeof workspace !== 'string' || workspace === '') throw new TypeError('durableObjectStore: workspace must be a non-empty string');
   const id = namespace.idFromName(workspace);
   /** A stub per use: stubs belong to the request that made them, and a store may outlive one. */
-  const object = () => namespace.get(id);
+  const object = () => /** @type {ObjectStub} */ (namespace.get(id));
 
   async function call(action, f) {
     try {
@@ -135,6 +143,7 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
   /** Per-run state, keyed by the context object the engine passes to every call of one run. */
   const runs = new WeakMap();
 
+  /** @type {import('../workerd.d.ts').DurableObjectStore} */
   const store = {
     kind: 'durable-object',
     workspace,
@@ -144,11 +153,13 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
 
     /** Waits for the workspace (its lease), then lists it. */
     async open(run) {
-      let source = object();
+      const stub = object();
+      /** @type {Reader} the run's session once it holds the workspace, else the object */
+      let source = stub;
       if (run && typeof run === 'object') {
         const state = { session: null, ended: false, pending: new Set() };
         runs.set(run, state);
-        const session = await call('opening the workspace', () => source.begin());
+        const session = await call('opening the workspace', () => stub.begin());
         if (state.ended) {
           // The run was cancelled while it waited: give the workspace straight back.
           await endSession(session);

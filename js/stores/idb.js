@@ -1,3 +1,4 @@
+// @ts-check
 // indexedDbStore: the store bridge (docs/store.md) kept in the browser's IndexedDB, so a run's files
 // survive reloads and browser restarts. One database per store name (`runvil-store:<name>`) with
 // two object stores keyed by path: `files` (the bytes of each file) and `dirs` (directories kept
@@ -48,7 +49,11 @@ function requestResult(request) {
   });
 }
 
-/** Resolves when `tx` commits; rejects with its error (or an AbortError) when it aborts. */
+/**
+ * Resolves when `tx` commits; rejects with its error (or an AbortError) when it aborts.
+ * @param {IDBTransaction} tx
+ * @returns {Promise<void>}
+ */
 function transactionDone(tx) {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
@@ -113,10 +118,10 @@ function lockManager(lockName) {
 }
 
 /**
- * @param {string} name the store's name; one IndexedDB database per name, shared by every tab
- * @param {{ indexedDB?: IDBFactory, readOnly?: boolean, durability?: 'strict' | 'relaxed' | 'default' }} [options]
- *   `durability`: what each batch's transaction asks for; 'strict' (the default) flushes to disk
- *   before the batch counts as done
+ * `name`: the store's name, one IndexedDB database per name, shared by every tab.
+ * `options.durability`: what each batch's transaction asks for; 'strict' (the default) flushes to
+ * disk before the batch counts as done.
+ * @type {typeof import('../index.d.ts').indexedDbStore}
  */
 export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexedDB, readOnly = false, durability = 'strict' } = {}) {
   if (typeof name !== 'string' || name === '') throw new TypeError('indexedDbStore: name must be a non-empty string');
@@ -225,6 +230,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
     return keys.map(String).sort();
   }
 
+  /** @type {import('../index.d.ts').IndexedDbStore} */
   const store = {
     kind: 'indexeddb',
     name,
@@ -332,12 +338,14 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
       if (Array.isArray(files)) {
         for (const item of files) {
           if (typeof Blob === 'function' && item instanceof Blob) {
-            const path = item.webkitRelativePath || item.name;
+            const file = /** @type {File} */ (item); // a Blob that is not a File has no path: refused below
+            const path = file.webkitRelativePath || file.name;
             checkHostPath('store.import', path);
             list.push({ op: 'write', path, data: new Uint8Array(await item.arrayBuffer()) });
           } else {
-            checkHostPath('store.import', item?.path);
-            list.push({ op: 'write', path: item.path, data: toBytes('store.import', item.path, item.data) });
+            const { path, data } = /** @type {{ path?: unknown, data?: unknown }} */ (item ?? {});
+            checkHostPath('store.import', path);
+            list.push({ op: 'write', path, data: toBytes('store.import', path, data) });
           }
         }
       } else if (files && typeof files === 'object') {
@@ -374,10 +382,13 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
   return store;
 }
 
-/** Deletes the database behind the store called `name` (every file in it). */
+/**
+ * Deletes the database behind the store called `name` (every file in it).
+ * @type {typeof import('../index.d.ts').deleteIndexedDbStore}
+ */
 export function deleteIndexedDbStore(name, { indexedDB: idb = globalThis.indexedDB } = {}) {
   return new Promise((resolve, reject) => {
-    const request = idb.deleteDatabase(indexedDbStoreDatabaseName(name));
+    const request = /** @type {IDBOpenDBRequest} */ (idb.deleteDatabase(indexedDbStoreDatabaseName(name)));
     request.onsuccess = () => resolve();
     request.onerror = () => reject(storageFailure(name, 'deleting the database', request.error));
     request.onblocked = () => { /* resolves once the other connections close (they step aside on versionchange) */ };

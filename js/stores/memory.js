@@ -1,3 +1,4 @@
+// @ts-check
 // Stores: the bridge a host implements so the engine can keep a run's files in its backend, and
 // memoryStore, the in-memory implementation. The interface (docs/store.md):
 //
@@ -13,10 +14,7 @@
 // so nothing is lost.
 import { checkPathString, fromBytes, toBytes } from './shared.js';
 
-/**
- * @param {Record<string, string | Uint8Array | ArrayBuffer>} [files]
- * @param {{ readOnly?: boolean }} [options]
- */
+/** @type {typeof import('../index.d.ts').memoryStore} */
 export function memoryStore(files = {}, { readOnly = false } = {}) {
   if (files === null || typeof files !== 'object') {
     throw new TypeError('memoryStore: files must be an object mapping paths to contents');
@@ -57,7 +55,7 @@ export function memoryStore(files = {}, { readOnly = false } = {}) {
         else if (change.op === 'delete') {
           entries.delete(change.path);
           dirs.delete(change.path);
-        } else throw new TypeError(`memoryStore.commit: unknown change ${JSON.stringify(change.op)}`);
+        } else throw new TypeError(`memoryStore.commit: unknown change ${JSON.stringify(/** @type {any} */ (change).op)}`);
       }
     },
   };

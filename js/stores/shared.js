@@ -1,3 +1,4 @@
+// @ts-check
 // What the stores share (memoryStore, directoryStore, indexedDbStore, durableObjectStore and its
 // object): a file's bytes in and out, the checks of store paths, and the batches a run still has
 // in flight.

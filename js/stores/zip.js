@@ -1,3 +1,4 @@
+// @ts-check
 // A tiny zip writer for downloading a store's files: entries are stored (method 0, no
 // compression), which every unzip tool reads and which needs no deflate code in the package.
 // Limits: fewer than 65,535 entries and under 4 GiB in all (no Zip64); names are UTF-8 (flag 11).

@@ -1,0 +1,38 @@
+// Declarations the type-check of js/ needs (jsconfig.json) and the package does not ship: the
+// modules the build generates beside the entries (tools/make-package.mjs) and the one platform
+// module the workerd entry imports. Not packed.
+
+declare module '*/bindings.js' {
+  /** One copy of the wasm-bindgen glue (docs/packaging.md, "The glue factory"). */
+  export interface Bindings {
+    instantiateModule(module: WebAssembly.Module): Promise<{ memory: WebAssembly.Memory }>;
+    engineVersion(): string;
+    /** docs/bridge.md */
+    runPrompt(source: string, options: object): Promise<any>;
+    debugTrap(): void;
+    isDead(): boolean;
+  }
+  export function createBindings(options?: { onTrap?: (error: unknown) => void }): Bindings;
+}
+
+declare module '*/version.js' {
+  export const version: string;
+}
+
+declare module '*/wasm-inline.js' {
+  export function wasmBytes(): Uint8Array;
+}
+
+declare module '*.wasm' {
+  const module: WebAssembly.Module;
+  export default module;
+}
+
+declare module 'cloudflare:workers' {
+  export class DurableObject {
+    constructor(ctx: any, env: any);
+    ctx: any;
+    env: any;
+  }
+  export class RpcTarget {}
+}
