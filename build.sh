@@ -173,6 +173,8 @@ cmd_lint() {
   cargo clippy --release --target wasm32-unknown-unknown --lib -- -D warnings
   log "cargo doc"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
+  log "prettier --check js/ (the package's JavaScript, .d.ts and jsconfig)"
+  node_modules/.bin/prettier --check 'js/**/*.{js,ts,json}'
   log "tsc -p js/jsconfig.json (the package's JavaScript against its .d.ts files)"
   node_modules/.bin/tsc -p js/jsconfig.json
 }

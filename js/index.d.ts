@@ -10,8 +10,11 @@ export const version: string;
 // signal can go straight to fetch); otherwise a structural stand-in with what runvil uses.
 
 type GlobalValue<Name extends string> = typeof globalThis extends { [K in Name]: infer V } ? V : never;
-type HostInstance<Name extends string, Fallback> =
-  [GlobalValue<Name>] extends [never] ? Fallback : GlobalValue<Name> extends { prototype: infer I } ? I : Fallback;
+type HostInstance<Name extends string, Fallback> = [GlobalValue<Name>] extends [never]
+  ? Fallback
+  : GlobalValue<Name> extends { prototype: infer I }
+    ? I
+    : Fallback;
 
 /** An `AbortSignal` as far as runvil uses one. */
 export interface AbortSignalLike {
@@ -267,9 +270,7 @@ export interface Pack {
 
 /** A change the engine hands a store, in the run's order (docs/store.md). */
 export type StoreChange =
-  | { op: 'write'; path: string; data: Uint8Array }
-  | { op: 'mkdir'; path: string }
-  | { op: 'delete'; path: string };
+  { op: 'write'; path: string; data: Uint8Array } | { op: 'mkdir'; path: string } | { op: 'delete'; path: string };
 
 /** What a store holds when a run starts. `data` may be left out and served by read() on demand. */
 export interface StoreListing {
@@ -329,7 +330,11 @@ export interface IndexedDbStore extends Store {
   /** Deletes every file and directory. */
   clear(): Promise<void>;
   /** Adds or replaces files in one transaction (a File's path: its webkitRelativePath, else its name). */
-  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | HostBlob>): Promise<void>;
+  import(
+    files:
+      | Record<string, string | Uint8Array | ArrayBuffer>
+      | Array<{ path: string; data: string | Uint8Array | ArrayBuffer } | HostBlob>,
+  ): Promise<void>;
   /** The files (all, or the given paths) as a zip file with stored entries. */
   zip(paths?: string[]): Promise<Uint8Array>;
   /** Closes the database connection; the store cannot be used afterwards. */
@@ -337,13 +342,16 @@ export interface IndexedDbStore extends Store {
 }
 
 /** Opens (creating on first use) the IndexedDB store called `name`. Browsers and workers. */
-export function indexedDbStore(name: string, options?: {
-  /** Default: `globalThis.indexedDB` (an `IDBFactory`). */
-  indexedDB?: IndexedDbFactory;
-  readOnly?: boolean;
-  /** What each batch's transaction asks for; default `'strict'` (on disk before the batch counts as done). */
-  durability?: 'strict' | 'relaxed' | 'default';
-}): Promise<IndexedDbStore>;
+export function indexedDbStore(
+  name: string,
+  options?: {
+    /** Default: `globalThis.indexedDB` (an `IDBFactory`). */
+    indexedDB?: IndexedDbFactory;
+    readOnly?: boolean;
+    /** What each batch's transaction asks for; default `'strict'` (on disk before the batch counts as done). */
+    durability?: 'strict' | 'relaxed' | 'default';
+  },
+): Promise<IndexedDbStore>;
 
 /** The part of `IDBFactory` the store uses (typed structurally, so non-DOM type checks pass). */
 export interface IndexedDbFactory {
@@ -400,20 +408,22 @@ export interface ModelRetryOptions {
  * 429, 5xx, network errors and timeouts with exponential backoff and jitter, honouring
  * `retry-after-ms` / `retry-after`; the run's signal cancels a request and a wait.
  */
-export function openAIChatModel(options: {
-  /** `.../v1`; a query string (e.g. `?api-version=...`) stays after `/chat/completions`. */
-  baseURL: string;
-  apiKey?: string;
-  model: string;
-  fetch?: FetchLike;
-  headers?: Record<string, string>;
-  /** Request fields sent with every request (a role spec's options override them). */
-  params?: Record<string, unknown>;
-  /** Each attempt's limit, headers and body included; default 600000 (10 minutes). */
-  timeoutMs?: number;
-  /** Server-Sent Events: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
-  stream?: boolean;
-} & ModelRetryOptions): ModelFn;
+export function openAIChatModel(
+  options: {
+    /** `.../v1`; a query string (e.g. `?api-version=...`) stays after `/chat/completions`. */
+    baseURL: string;
+    apiKey?: string;
+    model: string;
+    fetch?: FetchLike;
+    headers?: Record<string, string>;
+    /** Request fields sent with every request (a role spec's options override them). */
+    params?: Record<string, unknown>;
+    /** Each attempt's limit, headers and body included; default 600000 (10 minutes). */
+    timeoutMs?: number;
+    /** Server-Sent Events: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
+    stream?: boolean;
+  } & ModelRetryOptions,
+): ModelFn;
 
 /** The name a tool goes by on the wire: itself, or (over 64 characters or other characters) a stem and a hash. */
 export function wireToolName(name: string): string;
@@ -459,11 +469,14 @@ export interface AiSdkCallOptions {
  * verbatim); others are reported as a `model_warning` event. Retries what the provider marks
  * retryable (`isRetryable`), honouring retry-after; the run's signal is the call's `abortSignal`.
  */
-export function aiSdkModel(languageModel: AiSdkLanguageModel, options?: {
-  /** `doStream`: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
-  stream?: boolean;
-  /** Call options sent with every call (a role spec's options override them). */
-  callOptions?: Partial<AiSdkCallOptions>;
-  /** Each attempt's limit (a stream: the longest silence between parts); default 600000. */
-  timeoutMs?: number;
-} & ModelRetryOptions): ModelFn;
+export function aiSdkModel(
+  languageModel: AiSdkLanguageModel,
+  options?: {
+    /** `doStream`: text and reasoning pieces as `model_delta` run events; the reply is unchanged. */
+    stream?: boolean;
+    /** Call options sent with every call (a role spec's options override them). */
+    callOptions?: Partial<AiSdkCallOptions>;
+    /** Each attempt's limit (a stream: the longest silence between parts); default 600000. */
+    timeoutMs?: number;
+  } & ModelRetryOptions,
+): ModelFn;

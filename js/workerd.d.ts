@@ -37,7 +37,11 @@ export interface DurableObjectStore extends Store {
   /** The file's bytes, or undefined. */
   readBytes(path: string): Promise<Uint8Array | undefined>;
   /** Adds or replaces files in one batch (it waits for a run holding the workspace). */
-  import(files: Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; data: string | Uint8Array | ArrayBuffer }>): Promise<void>;
+  import(
+    files:
+      | Record<string, string | Uint8Array | ArrayBuffer>
+      | Array<{ path: string; data: string | Uint8Array | ArrayBuffer }>,
+  ): Promise<void>;
   /** Deletes files (and kept directories) in one batch. */
   delete(...paths: string[]): Promise<void>;
   /** Whether a run holds the workspace and how many wait for it. */
@@ -49,7 +53,11 @@ export interface DurableObjectStore extends Store {
  * The store of workspace `workspace` in the Durable Object namespace `namespace`, which must be
  * bound to RunvilStoreObject. Throws a TypeError when `namespace` is not a namespace binding.
  */
-export function durableObjectStore(namespace: DurableObjectNamespaceLike, workspace: string, options?: { readOnly?: boolean }): DurableObjectStore;
+export function durableObjectStore(
+  namespace: DurableObjectNamespaceLike,
+  workspace: string,
+  options?: { readOnly?: boolean },
+): DurableObjectStore;
 
 /** The part of a Durable Object's storage RunvilStoreObject uses (for `options.storage`). */
 export interface DurableObjectStorageLike {
@@ -67,7 +75,11 @@ export interface DurableObjectStorageLike {
  */
 export declare class RunvilStoreObject {
   /** `options.storage`: a storage to use instead of `ctx.storage` (a subclass's wrapper). */
-  constructor(ctx: { storage: DurableObjectStorageLike }, env: unknown, options?: { storage?: DurableObjectStorageLike });
+  constructor(
+    ctx: { storage: DurableObjectStorageLike },
+    env: unknown,
+    options?: { storage?: DurableObjectStorageLike },
+  );
   /** Whether a run holds the workspace and how many wait for it. */
   leaseState(): { held: boolean; waiting: number };
   /** File paths and kept directories. */

@@ -108,8 +108,14 @@ function stdinLines() {
       } else return;
     }
   };
-  const onData = (chunk) => { buffer += chunk; flush(); };
-  const onEnd = () => { ended = true; flush(); };
+  const onData = (chunk) => {
+    buffer += chunk;
+    flush();
+  };
+  const onEnd = () => {
+    ended = true;
+    flush();
+  };
   return {
     next() {
       if (!started) {
@@ -170,7 +176,9 @@ export async function main(argv, createEngine) {
   if (command !== 'run') usage(command ? `unknown command '${command}'` : 'missing command');
   if (!file) usage('missing prompt file');
   if (extra.length) usage(`unexpected argument '${extra[0]}'`);
-  if (values.seed !== undefined && !/^[0-9]+$/.test(values.seed)) usage(`--seed must be a decimal integer (got '${values.seed}')`);
+  if (values.seed !== undefined && !/^[0-9]+$/.test(values.seed)) {
+    usage(`--seed must be a decimal integer (got '${values.seed}')`);
+  }
 
   let source;
   try {
@@ -186,7 +194,9 @@ export async function main(argv, createEngine) {
   if (values.seed !== undefined) options.seed = values.seed;
   for (const [name, limit] of Object.entries(LIMIT_OPTIONS)) {
     if (values[name] === undefined) continue;
-    if (!/^[1-9][0-9]*$/.test(values[name]) || !Number.isSafeInteger(Number(values[name]))) usage(`--${name} must be a positive integer (got '${values[name]}')`);
+    if (!/^[1-9][0-9]*$/.test(values[name]) || !Number.isSafeInteger(Number(values[name]))) {
+      usage(`--${name} must be a positive integer (got '${values[name]}')`);
+    }
     (options.limits ??= {})[limit] = Number(values[name]);
   }
   if (values.store !== undefined) {
@@ -221,7 +231,9 @@ export async function main(argv, createEngine) {
   };
   options.packs = [userInputPack({ ask })];
   if (values.events) options.onEvent = (event) => process.stderr.write(`${JSON.stringify(event)}\n`);
-  else if (process.stderr.isTTY && !values.quiet) options.onEvent = progressReporter((line) => process.stderr.write(`${line}\n`));
+  else if (process.stderr.isTTY && !values.quiet) {
+    options.onEvent = progressReporter((line) => process.stderr.write(`${line}\n`));
+  }
 
   // Ctrl-C cancels the run (it ends Cancelled, its store changes so far committed); a second one
   // is Node's default and ends the process.
@@ -240,7 +252,9 @@ export async function main(argv, createEngine) {
   }
   lines.close();
   process.removeAllListeners('SIGINT');
-  if (values.events) process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
+  if (values.events) {
+    process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
+  }
   if (!outcome.ok) {
     process.stderr.write(`${outcome.error.kind}: ${outcome.error.message}\n`);
     return outcome.error.kind === 'Cancelled' && controller.signal.aborted ? 130 : 1;

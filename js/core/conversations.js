@@ -43,7 +43,9 @@ export function createConversations() {
       if (!copy) open.set(id, (copy = { messages: [], tools: undefined }));
       // The engine tracks what it shipped; a mismatch is an engine bug, not something to paper over.
       if (base !== copy.messages.length) {
-        throw new Error(`conversation ${id} is out of step: the wrapper holds ${copy.messages.length} records, the engine expected ${base}`);
+        throw new Error(
+          `conversation ${id} is out of step: the wrapper holds ${copy.messages.length} records, the engine expected ${base}`,
+        );
       }
       for (const record of JSON.parse(appendedText)) copy.messages.push(deepFreeze(record));
       if (toolsText !== undefined) copy.tools = deepFreeze(JSON.parse(toolsText) ?? undefined);

@@ -21,7 +21,9 @@ function normalizeSeed(seed) {
   } else if (typeof seed === 'string' && /^[0-9]+$/.test(seed)) {
     big = BigInt(seed);
   } else {
-    throw new TypeError(`engine.run: seed must be an integer or a decimal string (got ${describe(seed)}${typeof seed === 'string' ? ` '${seed}'` : ''})`);
+    throw new TypeError(
+      `engine.run: seed must be an integer or a decimal string (got ${describe(seed)}${typeof seed === 'string' ? ` '${seed}'` : ''})`,
+    );
   }
   if (big < 0n || big > U64_MAX) throw new TypeError(`engine.run: seed ${big} is outside the u64 range 0..${U64_MAX}`);
   return big.toString();
@@ -63,14 +65,15 @@ function isAbortSignal(value) {
 export const yieldNow = (() => {
   if (typeof setImmediate === 'function') return () => new Promise((resolve) => setImmediate(resolve));
   if (typeof MessageChannel === 'function') {
-    return () => new Promise((resolve) => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => {
-        channel.port1.close();
-        resolve();
-      };
-      channel.port2.postMessage(null);
-    });
+    return () =>
+      new Promise((resolve) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => {
+          channel.port1.close();
+          resolve();
+        };
+        channel.port2.postMessage(null);
+      });
   }
   return () => new Promise((resolve) => setTimeout(resolve, 0));
 })();
@@ -88,29 +91,60 @@ function observeModels(models, onEvent, totals) {
     if (!onEvent) return;
     try {
       onEvent(fields);
-    } catch { /* the observer cannot change the run */ }
-  };
-  const wrap = (fn) => function observedModel(request) {
-    if (request && typeof request === 'object') {
-      request.emit = (name, fields = {}) => {
-        if (typeof name !== 'string' || !/^model_[a-z0-9_]+$/.test(name) || name === 'model_turn_started' || name === 'model_turn_completed') {
-          throw new TypeError(`request.emit: a model function reports events named model_<name> (got ${describe(name)}${typeof name === 'string' ? ` '${name}'` : ''})`);
-        }
-        emit({ ...(isObject(fields) ? fields : {}), event: name, type: name, section: request.section, role: request.role, turn: request.turn });
-      };
+    } catch {
+      /* the observer cannot change the run */
     }
-    return Promise.resolve(fn(request)).then((reply) => {
-      const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
-      if (usage) {
-        const role = String(request?.role);
-        const sum = (totals[role] ??= { calls: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0 });
-        sum.calls += 1;
-        for (const key of USAGE_KEYS) if (Number.isFinite(usage[key]) && usage[key] >= 0) sum[key] += usage[key];
-        emit({ event: 'model_usage', type: 'model_usage', section: request.section, role, turn: request.turn, usage: { ...usage }, totals: { ...sum } });
-      }
-      return reply;
-    });
   };
+  const wrap = (fn) =>
+    function observedModel(request) {
+      if (request && typeof request === 'object') {
+        request.emit = (name, fields = {}) => {
+          if (
+            typeof name !== 'string' ||
+            !/^model_[a-z0-9_]+$/.test(name) ||
+            name === 'model_turn_started' ||
+            name === 'model_turn_completed'
+          ) {
+            throw new TypeError(
+              `request.emit: a model function reports events named model_<name> (got ${describe(name)}${typeof name === 'string' ? ` '${name}'` : ''})`,
+            );
+          }
+          emit({
+            ...(isObject(fields) ? fields : {}),
+            event: name,
+            type: name,
+            section: request.section,
+            role: request.role,
+            turn: request.turn,
+          });
+        };
+      }
+      return Promise.resolve(fn(request)).then((reply) => {
+        const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
+        if (usage) {
+          const role = String(request?.role);
+          const sum = (totals[role] ??= {
+            calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            reasoning_tokens: 0,
+          });
+          sum.calls += 1;
+          for (const key of USAGE_KEYS) if (Number.isFinite(usage[key]) && usage[key] >= 0) sum[key] += usage[key];
+          emit({
+            event: 'model_usage',
+            type: 'model_usage',
+            section: request.section,
+            role,
+            turn: request.turn,
+            usage: { ...usage },
+            totals: { ...sum },
+          });
+        }
+        return reply;
+      });
+    };
   if (typeof models === 'function') {
     return (role, spec) => {
       const fn = models(role, spec);
@@ -125,12 +159,18 @@ const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutC
 function checkLimits(limits) {
   if (!isObject(limits)) throw new TypeError(`engine.run: limits must be an object (got ${describe(limits)})`);
   for (const [key, value] of Object.entries(limits)) {
-    if (!LIMIT_KEYS.includes(key)) throw new TypeError(`engine.run: unknown limit '${key}' (known: ${LIMIT_KEYS.join(', ')})`);
+    if (!LIMIT_KEYS.includes(key)) {
+      throw new TypeError(`engine.run: unknown limit '${key}' (known: ${LIMIT_KEYS.join(', ')})`);
+    }
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw new TypeError(`engine.run: limits.${key} must be a positive integer (got ${typeof value === 'bigint' ? `${value}n` : String(value)})`);
+      throw new TypeError(
+        `engine.run: limits.${key} must be a positive integer (got ${typeof value === 'bigint' ? `${value}n` : String(value)})`,
+      );
     }
     if (key === 'memoryBytes' && value > MAX_MEMORY_BYTES) {
-      throw new TypeError(`engine.run: limits.memoryBytes must be at most ${MAX_MEMORY_BYTES} (1 GiB), what one engine instance can honour (got ${value})`);
+      throw new TypeError(
+        `engine.run: limits.memoryBytes must be at most ${MAX_MEMORY_BYTES} (1 GiB), what one engine instance can honour (got ${value})`,
+      );
     }
   }
   return { ...limits };
@@ -251,7 +291,10 @@ function guardModels(models) {
  */
 function guardStore(store) {
   const run = {};
-  const method = (name) => (...args) => guarded(`the store's ${name}()`, store[name], store, [...args, run]);
+  const method =
+    (name) =>
+    (...args) =>
+      guarded(`the store's ${name}()`, store[name], store, [...args, run]);
   const end = () => {
     if (typeof store.end !== 'function') return;
     // Nothing waits for it and nothing it throws can change the outcome.
@@ -281,34 +324,59 @@ function prepareRun(source, options, defaultUiKind) {
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
   if (models !== undefined && typeof models !== 'function' && !isObject(models)) {
-    throw new TypeError(`engine.run: models must be an object mapping roles to model functions, or a function (role, spec) => modelFn (got ${describe(models)})`);
+    throw new TypeError(
+      `engine.run: models must be an object mapping roles to model functions, or a function (role, spec) => modelFn (got ${describe(models)})`,
+    );
   }
   if (isObject(models)) {
     for (const [role, fn] of Object.entries(models)) {
-      if (typeof fn !== 'function') throw new TypeError(`engine.run: models.${role} must be a function (got ${describe(fn)})`);
+      if (typeof fn !== 'function') {
+        throw new TypeError(`engine.run: models.${role} must be a function (got ${describe(fn)})`);
+      }
     }
   }
-  if (packs !== undefined && !Array.isArray(packs)) throw new TypeError(`engine.run: packs must be an array (got ${describe(packs)})`);
+  if (packs !== undefined && !Array.isArray(packs)) {
+    throw new TypeError(`engine.run: packs must be an array (got ${describe(packs)})`);
+  }
   for (const [i, pack] of (packs ?? []).entries()) {
-    if (!pack || typeof pack !== 'object' || typeof pack.name !== 'string') throw new TypeError(`engine.run: packs[${i}] must be a Pack object with a string name`);
-    if (pack.tools !== undefined && !Array.isArray(pack.tools)) throw new TypeError(`engine.run: packs[${i}].tools must be an array`);
+    if (!pack || typeof pack !== 'object' || typeof pack.name !== 'string') {
+      throw new TypeError(`engine.run: packs[${i}] must be a Pack object with a string name`);
+    }
+    if (pack.tools !== undefined && !Array.isArray(pack.tools)) {
+      throw new TypeError(`engine.run: packs[${i}].tools must be an array`);
+    }
     for (const [j, tool] of (pack.tools ?? []).entries()) {
       if (!tool || typeof tool.name !== 'string' || typeof tool.call !== 'function') {
         throw new TypeError(`engine.run: packs[${i}].tools[${j}] needs a string name and a call function`);
       }
     }
   }
-  if (store !== undefined && !(store && typeof store === 'object' && ['open', 'read', 'commit'].every((m) => typeof store[m] === 'function'))) {
-    throw new TypeError(`engine.run: store must be a store object with open(), read() and commit() (see docs/store.md) (got ${describe(store)})`);
+  if (
+    store !== undefined &&
+    !(store && typeof store === 'object' && ['open', 'read', 'commit'].every((m) => typeof store[m] === 'function'))
+  ) {
+    throw new TypeError(
+      `engine.run: store must be a store object with open(), read() and commit() (see docs/store.md) (got ${describe(store)})`,
+    );
   }
-  if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`engine.run: signal must be an AbortSignal (got ${describe(signal)})`);
-  if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new TypeError(`engine.run: signal must be an AbortSignal (got ${describe(signal)})`);
+  }
+  if (onEvent !== undefined && typeof onEvent !== 'function') {
+    throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
+  }
 
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
   // conversations: the run's copies of its models.loop conversations, so that each round ships
   // only its new records across the boundary (js/conversations.js).
-  const bridge = { args, seed: runSeed, ui: checkUi(ui, defaultUiKind), yieldNow, conversations: createConversations() };
+  const bridge = {
+    args,
+    seed: runSeed,
+    ui: checkUi(ui, defaultUiKind),
+    yieldNow,
+    conversations: createConversations(),
+  };
   const usage = {};
   if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
   if (onEvent !== undefined) bridge.onEvent = onEvent;
@@ -325,7 +393,10 @@ function prepareRun(source, options, defaultUiKind) {
     return {
       outcome: {
         ok: false,
-        error: { kind: 'Parse', message: `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (16 MiB)` },
+        error: {
+          kind: 'Parse',
+          message: `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (16 MiB)`,
+        },
         seed: runSeed,
       },
     };
@@ -432,7 +503,9 @@ function instancePool(module, first) {
     for (const instance of [...instances]) {
       if (instance.running > 0) continue;
       const extra = extras && queue.length === 0 && instance !== oldest;
-      if (instance.dead || extra || memoryOf(instance) > RECYCLE_MEMORY_BYTES) instances.splice(instances.indexOf(instance), 1);
+      if (instance.dead || extra || memoryOf(instance) > RECYCLE_MEMORY_BYTES) {
+        instances.splice(instances.indexOf(instance), 1);
+      }
     }
   }
 
@@ -582,7 +655,10 @@ export async function makeEngine(module, { uiKind }) {
  */
 export function hostUiKind() {
   if (typeof globalThis.document !== 'undefined') return 'browser';
-  const inWorker = typeof globalThis.WorkerGlobalScope === 'function' && globalThis instanceof globalThis.WorkerGlobalScope
-    && typeof globalThis.Deno === 'undefined' && typeof globalThis.process === 'undefined';
+  const inWorker =
+    typeof globalThis.WorkerGlobalScope === 'function' &&
+    globalThis instanceof globalThis.WorkerGlobalScope &&
+    typeof globalThis.Deno === 'undefined' &&
+    typeof globalThis.process === 'undefined';
   return inWorker ? 'browser' : 'server';
 }

@@ -29,21 +29,29 @@ async function compileBytes(bytes, where) {
     const head = new TextDecoder().decode(view.subarray(0, 256)).trimStart().toLowerCase();
     const name = where ? `runvil_bg.wasm at ${where}` : 'a WebAssembly module';
     if (head.startsWith('<')) {
-      throw new Error(`runvil: got HTML instead of ${name} — a dev server or host answering unknown paths with a page? ${HELP}`);
+      throw new Error(
+        `runvil: got HTML instead of ${name} — a dev server or host answering unknown paths with a page? ${HELP}`,
+      );
     }
-    throw new Error(`runvil: expected ${name}, got ${view.length} bytes that are not one (they start ${hex(magic) || 'with nothing'}); ${HELP}`);
+    throw new Error(
+      `runvil: expected ${name}, got ${view.length} bytes that are not one (they start ${hex(magic) || 'with nothing'}); ${HELP}`,
+    );
   }
   return WebAssembly.compile(view);
 }
 
 async function compileResponse(response, url) {
   if (!response.ok) {
-    throw new Error(`runvil: fetching ${url} failed: ${response.status} ${response.statusText} — runvil_bg.wasm is not served there (a bundler that did not copy it next to the bundle?); ${HELP}`);
+    throw new Error(
+      `runvil: fetching ${url} failed: ${response.status} ${response.statusText} — runvil_bg.wasm is not served there (a bundler that did not copy it next to the bundle?); ${HELP}`,
+    );
   }
   // Streaming compilation needs the application/wasm content type; anything else is read whole and
   // checked (an HTML page served in its place is the common mistake).
-  if (typeof WebAssembly.compileStreaming === 'function'
-      && response.headers.get('content-type')?.split(';')[0].trim() === 'application/wasm') {
+  if (
+    typeof WebAssembly.compileStreaming === 'function' &&
+    response.headers.get('content-type')?.split(';')[0].trim() === 'application/wasm'
+  ) {
     return WebAssembly.compileStreaming(response);
   }
   return compileBytes(await response.arrayBuffer(), url);
@@ -63,7 +71,9 @@ export async function loadModule(wasm, base, { readFile } = {}) {
     if (url.protocol === 'file:') {
       // fetch() of file: URLs is not portable: only an entry with file access can read them.
       if (!readFile) {
-        throw new Error(`runvil: cannot read ${url.href} here: this entry (browser, worker) has no file access; pass the bytes or a WebAssembly.Module as createEngine({ wasm }), or import runvil through its Node entry`);
+        throw new Error(
+          `runvil: cannot read ${url.href} here: this entry (browser, worker) has no file access; pass the bytes or a WebAssembly.Module as createEngine({ wasm }), or import runvil through its Node entry`,
+        );
       }
       return compileBytes(await readFile(url), url.href);
     }
@@ -75,7 +85,9 @@ export async function loadModule(wasm, base, { readFile } = {}) {
     }
     return compileResponse(response, url.href);
   }
-  throw new TypeError('createEngine: wasm must be a WebAssembly.Module, bytes (ArrayBuffer or typed array), a URL or a string');
+  throw new TypeError(
+    'createEngine: wasm must be a WebAssembly.Module, bytes (ArrayBuffer or typed array), a URL or a string',
+  );
 }
 
 /** The createEngine option check every entry shares. */

@@ -1,7 +1,10 @@
 // @ts-check
 // How the package tells the kinds of values it is handed apart, and names them in its messages.
 
-/** A value's kind in words, for a TypeError that says what a caller passed: `null`, `an array`, `an object`, `a string`, ... */
+/**
+ * A value's kind in words, for a TypeError that says what a caller passed: `null`, `an array`,
+ * `an object`, `a string`, ...
+ */
 export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

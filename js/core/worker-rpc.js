@@ -24,7 +24,10 @@ function errorMessage(error) {
 
 export class Peer {
   /**
-   * @param {{ postMessage(message: unknown): void, addEventListener(type: 'message', fn: (e: MessageEvent) => void): void }} port
+   * @param {{
+   *   postMessage(message: unknown): void,
+   *   addEventListener(type: 'message', fn: (e: MessageEvent) => void): void,
+   * }} port
    * @param {{ onMessage?: (message: any) => void }} [options] told every message that is not the protocol's
    */
   constructor(port, { onMessage } = {}) {

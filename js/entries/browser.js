@@ -26,7 +26,9 @@ async function defaultModule() {
   } catch (error) {
     const fallback = preBundledFallback(import.meta.url);
     if (!fallback) throw error;
-    return loadModule(fallback, import.meta.url).catch(() => { throw error; });
+    return loadModule(fallback, import.meta.url).catch(() => {
+      throw error;
+    });
   }
 }
 

@@ -17,7 +17,12 @@ async function readFile(url) {
 
 /** ENOENT (moved by a bundler), or no read permission (Deno's NotCapable / PermissionDenied). */
 function isUnreadable(error) {
-  return error?.code === 'ENOENT' || error?.code === 'EACCES' || error?.name === 'NotCapable' || error?.name === 'PermissionDenied';
+  return (
+    error?.code === 'ENOENT' ||
+    error?.code === 'EACCES' ||
+    error?.name === 'NotCapable' ||
+    error?.name === 'PermissionDenied'
+  );
 }
 
 async function inlineBytes() {

@@ -49,7 +49,9 @@ export async function createEngine(options = {}) {
   let nextRun = 1;
   let fatal = null;
   let ready;
-  const started = new Promise((resolve, reject) => { ready = { resolve, reject }; });
+  const started = new Promise((resolve, reject) => {
+    ready = { resolve, reject };
+  });
   const peer = new Peer(worker, {
     onMessage(message) {
       if (message.type === 'loaded') peer.post({ type: 'init', wasm });
@@ -98,7 +100,11 @@ export async function createEngine(options = {}) {
     if (answer.type === 'done') return answer.outcome;
     if (answer.type === 'fatal') throw fatal;
     if (answer.type === 'terminated') {
-      return { ok: false, error: { kind: 'Cancelled', message: 'the engine worker was terminated' }, seed: String(answer.seed) };
+      return {
+        ok: false,
+        error: { kind: 'Cancelled', message: 'the engine worker was terminated' },
+        seed: String(answer.seed),
+      };
     }
     const ErrorType = answer.name === 'TypeError' ? TypeError : Error;
     throw new ErrorType(answer.message);

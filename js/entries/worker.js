@@ -47,13 +47,23 @@ async function run({ id, source, options, modelsChooser }) {
     if (typeof decoded.onEvent === 'function') {
       // Events are told, not asked: nothing waits for the page, and its failures change nothing.
       const tell = decoded.onEvent;
-      decoded.onEvent = (event) => { tell(event).catch(() => {}); };
+      decoded.onEvent = (event) => {
+        tell(event).catch(() => {});
+      };
     }
     if (decoded.store !== undefined) {
       try {
         decoded.store = await storeFor(decoded.store);
       } catch (error) {
-        peer.post({ type: 'done', id, outcome: { ok: false, error: { kind: 'Vfs', message: `store backend failure: ${error.message}` }, seed: String(decoded.seed) } });
+        peer.post({
+          type: 'done',
+          id,
+          outcome: {
+            ok: false,
+            error: { kind: 'Vfs', message: `store backend failure: ${error.message}` },
+            seed: String(decoded.seed),
+          },
+        });
         return;
       }
     }

@@ -22,15 +22,24 @@ import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } 
  */
 const CALL_OPTION = {
   temperature: 'temperature',
-  max_tokens: 'maxOutputTokens', max_completion_tokens: 'maxOutputTokens', maxOutputTokens: 'maxOutputTokens',
-  top_p: 'topP', topP: 'topP',
-  top_k: 'topK', topK: 'topK',
-  stop: 'stopSequences', stopSequences: 'stopSequences',
-  presence_penalty: 'presencePenalty', presencePenalty: 'presencePenalty',
-  frequency_penalty: 'frequencyPenalty', frequencyPenalty: 'frequencyPenalty',
+  max_tokens: 'maxOutputTokens',
+  max_completion_tokens: 'maxOutputTokens',
+  maxOutputTokens: 'maxOutputTokens',
+  top_p: 'topP',
+  topP: 'topP',
+  top_k: 'topK',
+  topK: 'topK',
+  stop: 'stopSequences',
+  stopSequences: 'stopSequences',
+  presence_penalty: 'presencePenalty',
+  presencePenalty: 'presencePenalty',
+  frequency_penalty: 'frequencyPenalty',
+  frequencyPenalty: 'frequencyPenalty',
   seed: 'seed',
-  response_format: 'responseFormat', responseFormat: 'responseFormat',
-  tool_choice: 'toolChoice', toolChoice: 'toolChoice',
+  response_format: 'responseFormat',
+  responseFormat: 'responseFormat',
+  tool_choice: 'toolChoice',
+  toolChoice: 'toolChoice',
   providerOptions: 'providerOptions',
   headers: 'headers',
 };
@@ -52,7 +61,12 @@ function convertOption(name, value, names) {
       if (value.type === 'json_object') return { type: 'json' };
       if (value.type === 'json_schema' && isObject(value.json_schema)) {
         const { schema, name: title, description } = value.json_schema;
-        return { type: 'json', ...(schema !== undefined && { schema }), ...(title !== undefined && { name: title }), ...(description !== undefined && { description }) };
+        return {
+          type: 'json',
+          ...(schema !== undefined && { schema }),
+          ...(title !== undefined && { name: title }),
+          ...(description !== undefined && { description }),
+        };
       }
       return undefined;
     case 'toolChoice': {
@@ -87,7 +101,9 @@ function callOptionsOf(request, defaults, names) {
     } else if (name === 'providerOptions' && isObject(options.providerOptions)) {
       // Per provider: the spec's options over the host's.
       const merged = { ...options.providerOptions };
-      for (const [provider, opts] of Object.entries(converted)) merged[provider] = { ...(isObject(merged[provider]) ? merged[provider] : {}), ...opts };
+      for (const [provider, opts] of Object.entries(converted)) {
+        merged[provider] = { ...(isObject(merged[provider]) ? merged[provider] : {}), ...opts };
+      }
       options.providerOptions = merged;
     } else {
       options[name] = converted;
@@ -95,7 +111,12 @@ function callOptionsOf(request, defaults, names) {
   }
   for (const key of OWNED) delete options[key];
   if (request.tools?.length) {
-    options.tools = request.tools.map((t) => ({ type: 'function', name: names.wire(t.name), description: t.description, inputSchema: t.parameters }));
+    options.tools = request.tools.map((t) => ({
+      type: 'function',
+      name: names.wire(t.name),
+      description: t.description,
+      inputSchema: t.parameters,
+    }));
   } else {
     delete options.toolChoice; // nothing to choose from
   }
@@ -116,7 +137,9 @@ function promptOf(messages, names) {
       const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
       const content = [];
       // Thinking-mode tool loops (DeepSeek through openai-compatible) need the turn's reasoning back.
-      if (calls.length && typeof m.reasoning_content === 'string' && m.reasoning_content) content.push({ type: 'reasoning', text: m.reasoning_content });
+      if (calls.length && typeof m.reasoning_content === 'string' && m.reasoning_content) {
+        content.push({ type: 'reasoning', text: m.reasoning_content });
+      }
       if (text || !calls.length) content.push({ type: 'text', text });
       for (const c of calls) {
         const toolName = names.wire(c.name);
@@ -125,7 +148,12 @@ function promptOf(messages, names) {
       }
       prompt.push({ role: 'assistant', content });
     } else if (m.role === 'tool') {
-      const part = { type: 'tool-result', toolCallId: m.tool_call_id, toolName: toolNames.get(m.tool_call_id) ?? '', output: { type: 'text', value: text } };
+      const part = {
+        type: 'tool-result',
+        toolCallId: m.tool_call_id,
+        toolName: toolNames.get(m.tool_call_id) ?? '',
+        output: { type: 'text', value: text },
+      };
       // The results of one turn's calls go in one tool message, as the AI SDK itself sends them.
       const last = prompt.at(-1);
       if (last?.role === 'tool') last.content.push(part);
@@ -152,13 +180,21 @@ function warningText(w) {
   if (!isObject(w)) return String(w);
   const details = typeof w.details === 'string' && w.details ? `: ${w.details}` : '';
   if (w.type === 'unsupported-setting') return `the provider does not support the setting ${w.setting}${details}`;
-  if (w.type === 'unsupported-tool') return `the provider does not support the tool ${w.tool?.name ?? w.tool?.id ?? ''}${details}`;
+  if (w.type === 'unsupported-tool') {
+    return `the provider does not support the tool ${w.tool?.name ?? w.tool?.id ?? ''}${details}`;
+  }
   return typeof w.message === 'string' ? w.message : JSON.stringify(w).slice(0, 500);
 }
 
 /**
  * The parts a reply is made of (replyOf), from a doGenerate result or a doStream stream.
- * @typedef {{ text: string, reasoning: string, calls: any[], finishReason: unknown, usage: unknown, modelId: unknown }} Parts
+ * @typedef {object} Parts
+ * @property {string} text
+ * @property {string} reasoning
+ * @property {any[]} calls the tool-call parts
+ * @property {unknown} finishReason
+ * @property {unknown} usage
+ * @property {unknown} modelId
  */
 
 /**
@@ -168,7 +204,14 @@ function warningText(w) {
 function collect(result, warn) {
   if (!isObject(result)) throw new Error('the AI SDK model answered with something that is not a result object');
   /** @type {Parts} */
-  const got = { text: '', reasoning: '', calls: [], finishReason: result.finishReason, usage: result.usage, modelId: result.response?.modelId };
+  const got = {
+    text: '',
+    reasoning: '',
+    calls: [],
+    finishReason: result.finishReason,
+    usage: result.usage,
+    modelId: result.response?.modelId,
+  };
   for (const w of Array.isArray(result.warnings) ? result.warnings : []) warn(warningText(w));
   for (const part of Array.isArray(result.content) ? result.content : []) {
     if (!isObject(part)) continue;
@@ -185,7 +228,9 @@ function collect(result, warn) {
  * @returns {Promise<Parts>}
  */
 async function readParts(stream, touch, tell, warn) {
-  if (typeof stream?.getReader !== 'function') throw new Error('the AI SDK model answered doStream without a readable stream');
+  if (typeof stream?.getReader !== 'function') {
+    throw new Error('the AI SDK model answered doStream without a readable stream');
+  }
   const reader = stream.getReader();
   /** @type {Parts} */
   const got = { text: '', reasoning: '', calls: [], finishReason: undefined, usage: undefined, modelId: undefined };
@@ -237,7 +282,12 @@ async function readParts(stream, touch, tell, warn) {
  * attempt may help (the provider's own `isRetryable`) and the wait its headers asked for.
  */
 function failureOf(error) {
-  const message = typeof error?.message === 'string' ? error.message : typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error)).slice(0, 500);
+  const message =
+    typeof error?.message === 'string'
+      ? error.message
+      : typeof error === 'string'
+        ? error
+        : (JSON.stringify(error) ?? String(error)).slice(0, 500);
   if (isObject(error) && (error[API_CALL_ERROR] === true || error.name === 'AI_APICallError')) {
     const headers = isObject(error.responseHeaders) ? error.responseHeaders : {};
     const header = (name) => {
@@ -252,10 +302,19 @@ function failureOf(error) {
       let body;
       try {
         body = JSON.parse(error.responseBody);
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
       if (isObject(body) && body.error !== undefined && !Array.isArray(body.choices)) {
-        const why = isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : JSON.stringify(body.error).slice(0, 500);
-        return { text: `the model provider answered with an error: ${why}`, retry: retryableStatus(Number(body.error?.code)), wait };
+        const why =
+          isObject(body.error) && typeof body.error.message === 'string'
+            ? body.error.message
+            : JSON.stringify(body.error).slice(0, 500);
+        return {
+          text: `the model provider answered with an error: ${why}`,
+          retry: retryableStatus(Number(body.error?.code)),
+          wait,
+        };
       }
       return { text: `the model provider's answer could not be read (${message})`, retry: false };
     }
@@ -265,14 +324,21 @@ function failureOf(error) {
     return { text, retry: error.isRetryable === true, wait };
   }
   // A provider's error object inside a stream (`{ message, code }`), not an Error.
-  if (isObject(error) && !(error instanceof Error)) return { text: `the model provider answered with an error: ${message}`, retry: retryableStatus(Number(error.code)) };
+  if (isObject(error) && !(error instanceof Error)) {
+    return {
+      text: `the model provider answered with an error: ${message}`,
+      retry: retryableStatus(Number(error.code)),
+    };
+  }
   const name = typeof error?.name === 'string' && error.name.startsWith('AI_') ? ` (${error.name})` : '';
   return { text: `the AI SDK model failed${name}: ${message}`, retry: error?.isRetryable === true };
 }
 
 /** The reply (`ModelResponse` in index.d.ts) from the parts, or an Error with a model-safe message. */
 function replyOf(got, names, turn, modelId) {
-  if (got.finishReason === 'error') throw new Error('the model provider ended the reply with an error (finish reason error)');
+  if (got.finishReason === 'error') {
+    throw new Error('the model provider ended the reply with an error (finish reason error)');
+  }
   const reply = { content: got.text, finish_reason: 'stop' };
   if (got.calls.length) {
     reply.tool_calls = got.calls.map((c, i) => ({
@@ -301,25 +367,44 @@ function replyOf(got, names, turn, modelId) {
  */
 export function aiSdkModel(languageModel, options = {}) {
   if (typeof languageModel === 'string') {
-    throw new TypeError(`aiSdkModel: pass the provider's model object (e.g. openai('${languageModel}')), not a model id string`);
+    throw new TypeError(
+      `aiSdkModel: pass the provider's model object (e.g. openai('${languageModel}')), not a model id string`,
+    );
   }
-  if (!isObject(languageModel)) throw new TypeError('aiSdkModel: languageModel must be an AI SDK language model (an object with doGenerate and doStream)');
+  if (!isObject(languageModel)) {
+    throw new TypeError(
+      'aiSdkModel: languageModel must be an AI SDK language model (an object with doGenerate and doStream)',
+    );
+  }
   const version = languageModel.specificationVersion;
   if (version !== 'v2') {
-    throw new TypeError(`aiSdkModel: the model implements the AI SDK language model specification ${typeof version === 'string' ? version : '(none given)'}; aiSdkModel speaks v2, the specification of the AI SDK 5 providers`);
+    throw new TypeError(
+      `aiSdkModel: the model implements the AI SDK language model specification ${typeof version === 'string' ? version : '(none given)'}; aiSdkModel speaks v2, the specification of the AI SDK 5 providers`,
+    );
   }
   if (!isObject(options)) throw new TypeError('aiSdkModel: options must be an object');
   const { stream = false, callOptions = {}, onRetry, unknownToolRetries = 1 } = options;
   if (typeof stream !== 'boolean') throw new TypeError('aiSdkModel: stream must be a boolean');
-  if (typeof languageModel.doGenerate !== 'function') throw new TypeError('aiSdkModel: the model has no doGenerate method');
-  if (stream && typeof languageModel.doStream !== 'function') throw new TypeError('aiSdkModel: stream: true needs a model with a doStream method');
+  if (typeof languageModel.doGenerate !== 'function') {
+    throw new TypeError('aiSdkModel: the model has no doGenerate method');
+  }
+  if (stream && typeof languageModel.doStream !== 'function') {
+    throw new TypeError('aiSdkModel: stream: true needs a model with a doStream method');
+  }
   if (!isObject(callOptions)) throw new TypeError('aiSdkModel: callOptions must be an object');
-  if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('aiSdkModel: onRetry must be a function');
-  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) throw new TypeError('aiSdkModel: unknownToolRetries must be a non-negative integer');
+  if (onRetry !== undefined && typeof onRetry !== 'function') {
+    throw new TypeError('aiSdkModel: onRetry must be a function');
+  }
+  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) {
+    throw new TypeError('aiSdkModel: unknownToolRetries must be a non-negative integer');
+  }
   const timing = retryTiming(options, 'aiSdkModel');
   // The declarations type the two methods' options `never`, so that any provider's model fits;
   // they are called with the call options this adapter builds.
-  const model = /** @type {{ doGenerate(options: object): PromiseLike<unknown>, doStream(options: object): PromiseLike<any> }} */ (languageModel);
+  const model =
+    /** @type {{ doGenerate(options: object): PromiseLike<unknown>, doStream(options: object): PromiseLike<any> }} */ (
+      languageModel
+    );
 
   /** One call with its retries: the reply's parts, or an Error with a model-safe message. */
   async function call(callOpts, request, warn) {
@@ -330,13 +415,17 @@ export function aiSdkModel(languageModel, options = {}) {
         reported.any = true;
         request.emit?.('model_delta', piece);
       };
-      const got = await withDeadline(async (abortSignal, touch) => {
-        const opts = { ...callOpts, abortSignal };
-        if (!stream) return model.doGenerate(opts);
-        const result = await model.doStream(opts);
-        touch();
-        return readParts(result?.stream, touch, tell, warn);
-      }, signal, timing.timeoutMs);
+      const got = await withDeadline(
+        async (abortSignal, touch) => {
+          const opts = { ...callOpts, abortSignal };
+          if (!stream) return model.doGenerate(opts);
+          const result = await model.doStream(opts);
+          touch();
+          return readParts(result?.stream, touch, tell, warn);
+        },
+        signal,
+        timing.timeoutMs,
+      );
       if ('value' in got) return stream ? got.value : collect(got.value, warn);
       let failure;
       let retry;
@@ -359,10 +448,16 @@ export function aiSdkModel(languageModel, options = {}) {
     const warn = (message) => request.emit?.('model_warning', { message });
     const { options: callOpts, unsent } = callOptionsOf(request, callOptions, names);
     // Nothing of the role spec is dropped silently.
-    if (unsent.length) warn(`role spec options not sent (not AI SDK call options, or values they cannot take; provider-specific ones go in providerOptions): ${unsent.join(', ')}`);
+    if (unsent.length) {
+      warn(
+        `role spec options not sent (not AI SDK call options, or values they cannot take; provider-specific ones go in providerOptions): ${unsent.join(', ')}`,
+      );
+    }
     const wanted = request.spec?.model;
     if (typeof wanted === 'string' && wanted && wanted !== languageModel.modelId) {
-      warn(`the role asks for model ${wanted}; aiSdkModel serves the model it was given (${languageModel.modelId}); pick models per role with engine.run's models function`);
+      warn(
+        `the role asks for model ${wanted}; aiSdkModel serves the model it was given (${languageModel.modelId}); pick models per role with engine.run's models function`,
+      );
     }
     const messages = [...(request.messages ?? [])];
     return askRepairingUnknownTools(request, unknownToolRetries, async (records) => {

@@ -17,10 +17,31 @@ import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } 
 
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
 const PASS_THROUGH = [
-  'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'stop', 'n',
-  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user',
-  'tool_choice', 'parallel_tool_calls', 'response_format', 'reasoning_effort', 'verbosity',
-  'service_tier', 'store', 'metadata', 'prediction', 'top_k', 'min_p', 'repetition_penalty',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'max_completion_tokens',
+  'seed',
+  'stop',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'user',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'reasoning_effort',
+  'verbosity',
+  'service_tier',
+  'store',
+  'metadata',
+  'prediction',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
 ];
 
 /** `{baseURL}/chat/completions`, keeping a query string (e.g. `?api-version=`) at the end. */
@@ -56,7 +77,9 @@ function textOf(content) {
   for (const part of content) {
     if (typeof part === 'string') text += part;
     else if (isObject(part) && part.type === 'thinking') reasoning += textOf(part.thinking).text;
-    else if (isObject(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text')) text += part.text;
+    else if (isObject(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text')) {
+      text += part.text;
+    }
   }
   return { text, reasoning };
 }
@@ -69,7 +92,10 @@ function usageOf(u) {
     input_tokens: n(u.prompt_tokens) ?? n(u.input_tokens) ?? 0,
     output_tokens: n(u.completion_tokens) ?? n(u.output_tokens) ?? 0,
   };
-  const cached = n(u.prompt_tokens_details?.cached_tokens) ?? n(u.input_tokens_details?.cached_tokens) ?? n(u.prompt_cache_hit_tokens);
+  const cached =
+    n(u.prompt_tokens_details?.cached_tokens) ??
+    n(u.input_tokens_details?.cached_tokens) ??
+    n(u.prompt_cache_hit_tokens);
   if (cached !== undefined) usage.cached_tokens = cached;
   const reasoning = n(u.completion_tokens_details?.reasoning_tokens) ?? n(u.output_tokens_details?.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
@@ -92,21 +118,30 @@ function errorText(e) {
  */
 async function attempt(fetch, url, init, signal, timeoutMs, onDelta) {
   const reported = { any: false };
-  const got = await withDeadline(async (abortSignal, touch) => {
-    let response;
-    try {
-      response = await fetch(url, { ...init, signal: abortSignal });
-      if (onDelta && response.ok && /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') && response.body) {
-        return { response, data: await readStream(response.body, touch, onDelta, reported) };
+  const got = await withDeadline(
+    async (abortSignal, touch) => {
+      let response;
+      try {
+        response = await fetch(url, { ...init, signal: abortSignal });
+        if (
+          onDelta &&
+          response.ok &&
+          /text\/event-stream/i.test(response.headers?.get?.('content-type') ?? '') &&
+          response.body
+        ) {
+          return { response, data: await readStream(response.body, touch, onDelta, reported) };
+        }
+        return { response, text: await response.text() };
+      } catch (error) {
+        const why = error?.message ?? error;
+        if (reported.any) return { failure: `the model provider's stream broke off (${why})`, final: true };
+        if (response) return { failure: `the model provider's answer broke off (${why})` };
+        return { failure: `the model provider could not be reached (${why})` };
       }
-      return { response, text: await response.text() };
-    } catch (error) {
-      const why = error?.message ?? error;
-      if (reported.any) return { failure: `the model provider's stream broke off (${why})`, final: true };
-      if (response) return { failure: `the model provider's answer broke off (${why})` };
-      return { failure: `the model provider could not be reached (${why})` };
-    }
-  }, signal, timeoutMs);
+    },
+    signal,
+    timeoutMs,
+  );
   if ('value' in got) return got.value;
   if ('error' in got) throw got.error; // not reached: the exchange answers its own failures
   const failure = `the model provider did not answer within ${timeoutMs} ms`;
@@ -127,7 +162,8 @@ async function readStream(body, touch, onDelta, reported) {
   let content = '';
   let reasoningContent = '';
   let refusal = '';
-  /** @type {{ id: string, type: 'function', function: { name: string, arguments: any } }[]} the arguments: text, or an object sent whole */
+  // A call's arguments are text pieces, or an object a provider sent whole.
+  /** @type {{ id: string, type: 'function', function: { name: string, arguments: any } }[]} */
   const toolCalls = [];
   let finish = null;
   let buffer = '';
@@ -164,7 +200,11 @@ async function readStream(body, touch, onDelta, reported) {
       tell({ reasoning: thinking });
     }
     if (typeof delta.refusal === 'string') refusal += delta.refusal;
-    const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : isObject(delta.function_call) ? [{ index: 0, function: delta.function_call }] : [];
+    const calls = Array.isArray(delta.tool_calls)
+      ? delta.tool_calls
+      : isObject(delta.function_call)
+        ? [{ index: 0, function: delta.function_call }]
+        : [];
     for (const c of calls) {
       const i = Number.isInteger(c.index) ? c.index : toolCalls.length;
       const slot = (toolCalls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
@@ -216,10 +256,14 @@ function requestBody(request, model, defaults, names) {
   for (const key of ['model', 'messages', 'tools', 'stream', 'stream_options']) delete options[key];
   Object.assign(body, options);
   if (request.tools?.length) {
-    body.tools = request.tools.map((t) => ({ type: 'function', function: { name: names.wire(t.name), description: t.description, parameters: t.parameters } }));
+    body.tools = request.tools.map((t) => ({
+      type: 'function',
+      function: { name: names.wire(t.name), description: t.description, parameters: t.parameters },
+    }));
     const choice = body.tool_choice;
-    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) body.tool_choice = { type: 'function', function: { name: names.chosen(choice) } };
-    else if (isObject(choice) && typeof choice.function?.name === 'string') {
+    if (typeof choice === 'string' && !TOOL_CHOICE_WORDS.has(choice)) {
+      body.tool_choice = { type: 'function', function: { name: names.chosen(choice) } };
+    } else if (isObject(choice) && typeof choice.function?.name === 'string') {
       body.tool_choice = { ...choice, function: { ...choice.function, name: names.chosen(choice.function.name) } };
     }
   } else {
@@ -272,14 +316,32 @@ function replyOf(data, names, turn) {
  * @type {typeof import('../index.d.ts').openAIChatModel}
  */
 export function openAIChatModel(options = /** @type {any} */ ({})) {
-  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, onRetry, unknownToolRetries = 1, stream = false } = options;
+  const {
+    baseURL,
+    apiKey,
+    model,
+    fetch = globalThis.fetch,
+    headers = {},
+    params = {},
+    onRetry,
+    unknownToolRetries = 1,
+    stream = false,
+  } = options;
   if (typeof stream !== 'boolean') throw new TypeError('openAIChatModel: stream must be a boolean');
-  if (typeof baseURL !== 'string' || baseURL === '') throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
-  if (typeof model !== 'string' || model === '') throw new TypeError('openAIChatModel: model must be a non-empty string');
+  if (typeof baseURL !== 'string' || baseURL === '') {
+    throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
+  }
+  if (typeof model !== 'string' || model === '') {
+    throw new TypeError('openAIChatModel: model must be a non-empty string');
+  }
   if (typeof fetch !== 'function') throw new TypeError('openAIChatModel: fetch must be a function');
   if (!isObject(params)) throw new TypeError('openAIChatModel: params must be an object');
-  if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError('openAIChatModel: onRetry must be a function');
-  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) throw new TypeError('openAIChatModel: unknownToolRetries must be a non-negative integer');
+  if (onRetry !== undefined && typeof onRetry !== 'function') {
+    throw new TypeError('openAIChatModel: onRetry must be a function');
+  }
+  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) {
+    throw new TypeError('openAIChatModel: unknownToolRetries must be a non-negative integer');
+  }
   const timing = retryTiming(options, 'openAIChatModel');
   const url = endpoint(baseURL);
 
@@ -287,7 +349,11 @@ export function openAIChatModel(options = /** @type {any} */ ({})) {
   async function exchange(body, request) {
     const init = {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        ...headers,
+      },
       body: JSON.stringify(body),
     };
     const signal = request.signal;
@@ -303,7 +369,9 @@ export function openAIChatModel(options = /** @type {any} */ ({})) {
         let data = got.data;
         try {
           data ??= JSON.parse(text);
-        } catch { /* below */ }
+        } catch {
+          /* below */
+        }
         if (!response.ok) {
           const detail = isObject(data) && data.error ? errorText(data.error) : text.slice(0, 500);
           failure = `the model provider answered ${response.status}: ${detail}`;

@@ -3,7 +3,13 @@
 // worth another attempt, how long to wait (the server's retry-after, else exponential backoff with
 // jitter), a wait the run's signal can cancel, and an attempt's deadline.
 
-export const RETRY_DEFAULTS = { maxRetries: 2, timeoutMs: 600_000, retryDelayMs: 500, maxRetryDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export const RETRY_DEFAULTS = {
+  maxRetries: 2,
+  timeoutMs: 600_000,
+  retryDelayMs: 500,
+  maxRetryDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
 
 /** HTTP statuses another attempt may fix. */
 export const retryableStatus = (s) => s === 408 || s === 409 || s === 429 || (s >= 500 && s <= 599);
@@ -14,8 +20,17 @@ export function retryTiming(options, who) {
   for (const key of Object.keys(RETRY_DEFAULTS)) {
     const v = options[key];
     if (v === undefined) continue;
-    const ok = key === 'maxRetries' ? Number.isSafeInteger(v) && v >= 0 : key === 'timeoutMs' ? v === Infinity || (Number.isFinite(v) && v > 0) : Number.isFinite(v) && v >= 0;
-    if (!ok) throw new TypeError(`${who}: ${key} must be a ${key === 'maxRetries' ? 'non-negative integer' : 'non-negative number of milliseconds'} (got ${v})`);
+    const ok =
+      key === 'maxRetries'
+        ? Number.isSafeInteger(v) && v >= 0
+        : key === 'timeoutMs'
+          ? v === Infinity || (Number.isFinite(v) && v > 0)
+          : Number.isFinite(v) && v >= 0;
+    if (!ok) {
+      throw new TypeError(
+        `${who}: ${key} must be a ${key === 'maxRetries' ? 'non-negative integer' : 'non-negative number of milliseconds'} (got ${v})`,
+      );
+    }
     timing[key] = v;
   }
   return timing;
@@ -74,13 +89,17 @@ export async function retryOrThrow({ n, failure, retry, wait, timing, onRetry, r
   const tries = n > 1 ? ` (after ${n} attempts)` : '';
   if (!retry || n > timing.maxRetries) throw new Error(failure + tries);
   if (wait !== undefined && wait > timing.maxRetryAfterMs) {
-    throw new Error(`${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`);
+    throw new Error(
+      `${failure}; the provider asked to retry after ${Math.ceil(wait / 1000)} s, longer than maxRetryAfterMs${tries}`,
+    );
   }
   const delay = wait ?? backoff(n, timing);
   const info = { attempt: n + 1, delay_ms: Math.round(delay), reason: failure };
   try {
     onRetry?.(info);
-  } catch { /* an observer cannot change the call */ }
+  } catch {
+    /* an observer cannot change the call */
+  }
   request.emit?.('model_retry', info);
   await sleep(delay, signal);
 }

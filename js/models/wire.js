@@ -55,7 +55,10 @@ export function nameMap() {
   };
 }
 
-/** The model's arguments text as JSON; no text means no arguments; text that is not JSON stays text (the engine refuses it). */
+/**
+ * The model's arguments text as JSON; no text means no arguments; text that is not JSON stays text
+ * (the engine refuses it).
+ */
 export function parseArguments(value) {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'string') return value;
@@ -99,7 +102,12 @@ export async function askRepairingUnknownTools(request, retries, ask) {
     const list = JSON.stringify([...offered]);
     request.emit?.('model_unknown_tool', { names: unknown.map((c) => c.name), attempt: repairs + 1 });
     records = [
-      { role: 'assistant', content: reply.content, tool_calls: reply.tool_calls, reasoning_content: reply.reasoning_content },
+      {
+        role: 'assistant',
+        content: reply.content,
+        tool_calls: reply.tool_calls,
+        reasoning_content: reply.reasoning_content,
+      },
       ...reply.tool_calls.map((c) => ({
         role: 'tool',
         tool_call_id: c.id,

@@ -27,18 +27,20 @@ export function userInputPack({ ask } = {}) {
   return {
     name: 'user-input',
     description: 'Ask the operator and wait for the answer.',
-    tools: [{
-      name: 'ask',
-      description: "Wait for the operator's next message and answer with its text.",
-      parameters: { type: 'object', properties: {} },
-      trust: 'trusted',
-      output: 'plain',
-      call: async (_args, ctx) => {
-        // Not reached without `ask`: an unavailable Pack never joins a run (a declared one refuses it).
-        if (!ask) throw new Error(NO_OPERATOR);
-        return String(await ask(ctx));
+    tools: [
+      {
+        name: 'ask',
+        description: "Wait for the operator's next message and answer with its text.",
+        parameters: { type: 'object', properties: {} },
+        trust: 'trusted',
+        output: 'plain',
+        call: async (_args, ctx) => {
+          // Not reached without `ask`: an unavailable Pack never joins a run (a declared one refuses it).
+          if (!ask) throw new Error(NO_OPERATOR);
+          return String(await ask(ctx));
+        },
       },
-    }],
+    ],
     prelude: USER_INPUT_PRELUDE,
     unavailable: ask ? undefined : NO_OPERATOR,
   };

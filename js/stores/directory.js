@@ -53,15 +53,25 @@ async function syncDir(dir) {
   try {
     handle = await fs.open(dir, 'r');
     await handle.sync();
-  } catch { /* Windows cannot open directories; rename is as durable as it gets there */ } finally {
+  } catch {
+    /* Windows cannot open directories; rename is as durable as it gets there */
+  } finally {
     await handle?.close();
   }
 }
 
 function encodeJournal(changes) {
-  return JSON.stringify(changes.map((c) => (c.op === 'write'
-    ? { op: 'write', path: c.path, data: Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength).toString('base64') }
-    : { op: c.op, path: c.path })));
+  return JSON.stringify(
+    changes.map((c) =>
+      c.op === 'write'
+        ? {
+            op: 'write',
+            path: c.path,
+            data: Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength).toString('base64'),
+          }
+        : { op: c.op, path: c.path },
+    ),
+  );
 }
 
 function decodeJournal(text) {
@@ -133,7 +143,8 @@ export function directoryStore(dir, { readOnly = false } = {}) {
     for (const entry of entries) {
       const path = prefix ? `${prefix}/${entry.name}` : entry.name;
       if (isBookkeeping(entry.name)) {
-        if (entry.name !== JOURNAL && entry.isFile()) await fs.rm(join(dir, path), { force: true }); // a dead writer's temporary file
+        // A dead writer's temporary file.
+        if (entry.name !== JOURNAL && entry.isFile()) await fs.rm(join(dir, path), { force: true });
         continue;
       }
       if (entry.isDirectory()) {
@@ -173,7 +184,9 @@ export function directoryStore(dir, { readOnly = false } = {}) {
     async list() {
       await loadFs();
       const files = [];
-      await walk('', files, []).catch((error) => { if (error.code !== 'ENOENT') throw error; });
+      await walk('', files, []).catch((error) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
       return files.sort();
     },
     commit(changes) {

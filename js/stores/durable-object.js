@@ -20,8 +20,21 @@
 //   messages of at most TRANSACTION_BYTES.
 import { DurableObject, RpcTarget } from 'cloudflare:workers';
 import {
-  CHUNK_BYTES, CHUNK_PREFIX, DIR_PREFIX, FILE_PREFIX, INLINE_BYTES, KEYS_PER_CALL, LIST_PAGE, STAGED_KEY,
-  TRANSACTION_BYTES, VERSION_PATTERN, chunkCount, chunkKey, chunkOf, concatBytes, groups,
+  CHUNK_BYTES,
+  CHUNK_PREFIX,
+  DIR_PREFIX,
+  FILE_PREFIX,
+  INLINE_BYTES,
+  KEYS_PER_CALL,
+  LIST_PAGE,
+  STAGED_KEY,
+  TRANSACTION_BYTES,
+  VERSION_PATTERN,
+  chunkCount,
+  chunkKey,
+  chunkOf,
+  concatBytes,
+  groups,
 } from './durable-layout.js';
 import { isRelativePath } from './shared.js';
 
@@ -117,7 +130,9 @@ class Workspace {
     const chunks = await getMany(this.storage, keys);
     const parts = keys.map((key, i) => {
       const chunk = chunks.get(key);
-      if (!(chunk instanceof Uint8Array)) throw new Error(`RunvilStoreObject: '${path}' is damaged: chunk ${from + i} of ${meta.n} is missing`);
+      if (!(chunk instanceof Uint8Array)) {
+        throw new Error(`RunvilStoreObject: '${path}' is damaged: chunk ${from + i} of ${meta.n} is missing`);
+      }
       return chunk;
     });
     return { v: meta.v, size: meta.size, n: meta.n, from, data: concatBytes(parts) };
@@ -128,19 +143,32 @@ class Workspace {
     if (!Array.isArray(parts)) throw new TypeError('RunvilStoreObject: stage() takes an array of chunks');
     let bytes = 0;
     for (const part of parts) {
-      if (!VERSION_PATTERN.test(part?.v) || !Number.isSafeInteger(part.index) || part.index < 0 || !(part.data instanceof Uint8Array) || part.data.byteLength > CHUNK_BYTES) {
-        throw new TypeError('RunvilStoreObject: a staged chunk needs a version id, an index and at most CHUNK_BYTES of bytes');
+      if (
+        !VERSION_PATTERN.test(part?.v) ||
+        !Number.isSafeInteger(part.index) ||
+        part.index < 0 ||
+        !(part.data instanceof Uint8Array) ||
+        part.data.byteLength > CHUNK_BYTES
+      ) {
+        throw new TypeError(
+          'RunvilStoreObject: a staged chunk needs a version id, an index and at most CHUNK_BYTES of bytes',
+        );
       }
       bytes += part.data.byteLength;
     }
-    if (bytes > TRANSACTION_BYTES) throw new RangeError(`RunvilStoreObject: one stage() carries at most ${TRANSACTION_BYTES} bytes`);
+    if (bytes > TRANSACTION_BYTES) {
+      throw new RangeError(`RunvilStoreObject: one stage() carries at most ${TRANSACTION_BYTES} bytes`);
+    }
     await this.storage.transaction(async (txn) => {
       const record = (await txn.get(STAGED_KEY)) ?? {};
       const writes = new Map();
       for (const part of parts) {
         record[part.v] = Math.max(record[part.v] ?? 0, part.index + 1);
         session.staged.add(part.v);
-        writes.set(chunkKey(part.v, part.index), part.data.byteLength === part.data.buffer.byteLength ? part.data : part.data.slice());
+        writes.set(
+          chunkKey(part.v, part.index),
+          part.data.byteLength === part.data.buffer.byteLength ? part.data : part.data.slice(),
+        );
       }
       writes.set(STAGED_KEY, record);
       await writeMany(txn, writes);
@@ -156,19 +184,31 @@ class Workspace {
       if (change.op === 'write') {
         if (change.data instanceof Uint8Array) {
           inline += change.data.byteLength;
-        } else if (!(VERSION_PATTERN.test(change.v) && session.staged.has(change.v) && Number.isSafeInteger(change.size) && change.n === chunkCount(change.size))) {
+        } else if (!(
+          VERSION_PATTERN.test(change.v) &&
+          session.staged.has(change.v) &&
+          Number.isSafeInteger(change.size) &&
+          change.n === chunkCount(change.size)
+        )) {
           throw new TypeError(`RunvilStoreObject: the write of '${change.path}' names no contents this session staged`);
         }
       } else if (change.op !== 'mkdir' && change.op !== 'delete') {
         throw new TypeError(`RunvilStoreObject: unknown change ${JSON.stringify(change.op)}`);
       }
     }
-    if (inline > INLINE_BYTES) throw new RangeError(`RunvilStoreObject: one apply() carries at most ${INLINE_BYTES} bytes inline; stage bigger writes first`);
+    if (inline > INLINE_BYTES) {
+      throw new RangeError(
+        `RunvilStoreObject: one apply() carries at most ${INLINE_BYTES} bytes inline; stage bigger writes first`,
+      );
+    }
 
     await this.storage.transaction(async (txn) => {
       const record = (await txn.get(STAGED_KEY)) ?? {};
       const touched = [...new Set(changes.filter((c) => c.op !== 'mkdir').map((c) => c.path))];
-      const metas = await getMany(txn, touched.map((path) => FILE_PREFIX + path));
+      const metas = await getMany(
+        txn,
+        touched.map((path) => FILE_PREFIX + path),
+      );
       const current = new Map(touched.map((path) => [path, metas.get(FILE_PREFIX + path)]));
       const writes = new Map();
       const dropChunks = (meta) => {
@@ -181,7 +221,11 @@ class Workspace {
             meta = { v: crypto.randomUUID(), size: change.data.byteLength, n: chunkCount(change.data.byteLength) };
             for (let i = 0; i < meta.n; i++) writes.set(chunkKey(meta.v, i), chunkOf(change.data, i));
           } else {
-            if (record[change.v] !== change.n) throw new Error(`RunvilStoreObject: the staged contents of '${change.path}' are incomplete (${record[change.v] ?? 0} of ${change.n} chunks)`);
+            if (record[change.v] !== change.n) {
+              throw new Error(
+                `RunvilStoreObject: the staged contents of '${change.path}' are incomplete (${record[change.v] ?? 0} of ${change.n} chunks)`,
+              );
+            }
             meta = { v: change.v, size: change.size, n: change.n };
             delete record[change.v];
           }
@@ -240,12 +284,18 @@ class Workspace {
       }
       if (total !== size) problems.push(`${path}: its chunks hold ${total} bytes, its metadata says ${size}`);
     }
-    for (const [version, count] of Object.entries(staged)) for (let i = 0; i < count; i++) referenced.add(chunkKey(version, i));
+    for (const [version, count] of Object.entries(staged)) {
+      for (let i = 0; i < count; i++) referenced.add(chunkKey(version, i));
+    }
     const orphans = [...sizes.keys()].filter((key) => !referenced.has(key)).length;
     if (orphans) problems.push(`${orphans} chunk${orphans === 1 ? ' is' : 's are'} referenced by no file`);
     return {
-      files: metas.size, dirs, chunks: sizes.size, stagedVersions: Object.keys(staged).length,
-      largestChunk: Math.max(0, ...sizes.values()), problems,
+      files: metas.size,
+      dirs,
+      chunks: sizes.size,
+      stagedVersions: Object.keys(staged).length,
+      largestChunk: Math.max(0, ...sizes.values()),
+      problems,
     };
   }
 }

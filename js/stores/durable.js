@@ -13,16 +13,16 @@
 //   visible in one storage transaction.
 // - Failures (the object throwing, its storage failing, the object restarted under a run) reject
 //   with `Durable Object store '<workspace>': <action> failed (<cause>)`; the run reports a `Vfs`.
-import {
-  CHUNK_BYTES, INLINE_BYTES, TRANSACTION_BYTES, chunkCount, chunkOf, concatBytes,
-} from './durable-layout.js';
+import { CHUNK_BYTES, INLINE_BYTES, TRANSACTION_BYTES, chunkCount, chunkOf, concatBytes } from './durable-layout.js';
 import { plural } from '../core/values.js';
 import { checkHostPath, checkPathString, fromBytes, toBytes, trackBatch } from './shared.js';
 
 /** What was passed instead of a namespace binding, for the TypeError that refuses it. */
 function describeNamespace(value) {
   if (value === null) return 'null';
-  if (typeof value !== 'object') return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value);
+  if (typeof value !== 'object') {
+    return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value);
+  }
   return `an object without idFromName() and get() (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
 }
 
@@ -30,10 +30,14 @@ function describeNamespace(value) {
 function failure(workspace, action, error) {
   const message = error?.message ?? String(error);
   if (/does not implement the method|does not support RPC/.test(message)) {
-    return new Error(`Durable Object store '${workspace}': ${action} failed: the namespace is not bound to RunvilStoreObject; export RunvilStoreObject from the Worker and bind the namespace to that class (${message})`);
+    return new Error(
+      `Durable Object store '${workspace}': ${action} failed: the namespace is not bound to RunvilStoreObject; export RunvilStoreObject from the Worker and bind the namespace to that class (${message})`,
+    );
   }
   if (/no longer running|Durable Object reset|Network connection lost/i.test(message)) {
-    return new Error(`Durable Object store '${workspace}': ${action} failed: the Durable Object restarted while the run held the workspace (a deploy, an eviction or a crash); the batches committed before are kept (${message})`);
+    return new Error(
+      `Durable Object store '${workspace}': ${action} failed: the Durable Object restarted while the run held the workspace (a deploy, an eviction or a crash); the batches committed before are kept (${message})`,
+    );
   }
   return new Error(`Durable Object store '${workspace}': ${action} failed (${message})`);
 }
@@ -41,16 +45,30 @@ function failure(workspace, action, error) {
 /**
  * What this side calls of RunvilStoreObject (durable-object.js) and of a StoreSession it hands out,
  * through their RPC stubs.
- * @typedef {{ list(): Promise<{ files: string[], dirs: string[] }>, read(path: string, version?: string, from?: number): Promise<any> }} Reader
- * @typedef {Reader & { stage(parts: object[]): Promise<void>, apply(changes: object[]): Promise<void>, end(): Promise<void>, [Symbol.dispose]?: () => void }} Session
- * @typedef {Reader & { begin(): Promise<Session>, leaseState(): Promise<{ held: boolean, waiting: number }>, verify(): Promise<import('../workerd.d.ts').DurableStoreCheck> }} ObjectStub
+ * @typedef {{
+ *   list(): Promise<{ files: string[], dirs: string[] }>,
+ *   read(path: string, version?: string, from?: number): Promise<any>,
+ * }} Reader
+ * @typedef {Reader & {
+ *   stage(parts: object[]): Promise<void>,
+ *   apply(changes: object[]): Promise<void>,
+ *   end(): Promise<void>,
+ *   [Symbol.dispose]?: () => void,
+ * }} Session
+ * @typedef {Reader & {
+ *   begin(): Promise<Session>,
+ *   leaseState(): Promise<{ held: boolean, waiting: number }>,
+ *   verify(): Promise<import('../workerd.d.ts').DurableStoreCheck>,
+ * }} ObjectStub
  */
 
 /** Gives a session's hold on the workspace back, whatever became of the session or the object. */
 async function endSession(session) {
   try {
     await session.end();
-  } catch { /* the session is gone already, or the object restarted and the lease went with it */ }
+  } catch {
+    /* the session is gone already, or the object restarted and the lease went with it */
+  }
   session[Symbol.dispose]?.();
 }
 
@@ -60,10 +78,19 @@ async function endSession(session) {
  * @type {typeof import('../workerd.d.ts').durableObjectStore}
  */
 export function durableObjectStore(namespace, workspace, { readOnly = false } = {}) {
-  if (!namespace || typeof namespace !== 'object' || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
-    throw new TypeError(`durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got ${describeNamespace(namespace)}`);
+  if (
+    !namespace ||
+    typeof namespace !== 'object' ||
+    typeof namespace.idFromName !== 'function' ||
+    typeof namespace.get !== 'function'
+  ) {
+    throw new TypeError(
+      `durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got ${describeNamespace(namespace)}`,
+    );
   }
-  if (typeof workspace !== 'string' || workspace === '') throw new TypeError('durableObjectStore: workspace must be a non-empty string');
+  if (typeof workspace !== 'string' || workspace === '') {
+    throw new TypeError('durableObjectStore: workspace must be a non-empty string');
+  }
   const id = namespace.idFromName(workspace);
   /** A stub per use: stubs belong to the request that made them, and a store may outlive one. */
   const object = () => /** @type {ObjectStub} */ (namespace.get(id));
@@ -217,9 +244,16 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
 
     /** Adds or replaces files in one batch: an object mapping paths to contents, or `{ path, data }`s. */
     async import(files) {
-      const list = Array.isArray(files) ? files.map((f) => [f?.path, f?.data])
-        : files && typeof files === 'object' ? Object.entries(files) : null;
-      if (!list) throw new TypeError('store.import: files must be an object mapping paths to contents or an array of { path, data }');
+      const list = Array.isArray(files)
+        ? files.map((f) => [f?.path, f?.data])
+        : files && typeof files === 'object'
+          ? Object.entries(files)
+          : null;
+      if (!list) {
+        throw new TypeError(
+          'store.import: files must be an object mapping paths to contents or an array of { path, data }',
+        );
+      }
       const changes = list.map(([path, data]) => {
         checkHostPath('store.import', path);
         return { op: 'write', path, data: toBytes('store.import', path, data) };
@@ -230,7 +264,10 @@ export function durableObjectStore(namespace, workspace, { readOnly = false } = 
     /** Deletes files (and kept directories) by path, in one batch. */
     async delete(...paths) {
       for (const path of paths) checkHostPath('store.delete', path);
-      await hostChange(`deleting ${plural(paths.length, 'path')}`, paths.map((path) => ({ op: 'delete', path })));
+      await hostChange(
+        `deleting ${plural(paths.length, 'path')}`,
+        paths.map((path) => ({ op: 'delete', path })),
+      );
     },
 
     /** Whether a run holds the workspace and how many wait for it. */

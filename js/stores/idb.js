@@ -34,10 +34,14 @@ function storageFailure(storeName, action, error) {
   const name = error?.name ?? 'Error';
   const detail = error?.message ? `${name}: ${error.message}` : name;
   if (name === 'QuotaExceededError') {
-    return new Error(`IndexedDB store '${storeName}': ${action} failed: the browser's storage quota for this site is used up (${detail}); delete files or free site storage and run again`);
+    return new Error(
+      `IndexedDB store '${storeName}': ${action} failed: the browser's storage quota for this site is used up (${detail}); delete files or free site storage and run again`,
+    );
   }
   if (name === 'InvalidStateError' || name === 'TransactionInactiveError') {
-    return new Error(`IndexedDB store '${storeName}': ${action} failed: the database connection was closed (${detail}); the browser may be clearing site data`);
+    return new Error(
+      `IndexedDB store '${storeName}': ${action} failed: the database connection was closed (${detail}); the browser may be clearing site data`,
+    );
   }
   return new Error(`IndexedDB store '${storeName}': ${action} failed (${detail})`);
 }
@@ -79,7 +83,12 @@ function openDatabase(idb, storeName) {
     };
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(storageFailure(storeName, 'opening the database', request.error));
-    request.onblocked = () => reject(new Error(`IndexedDB store '${storeName}': opening the database is blocked by another tab holding an older version open; close it and retry`));
+    request.onblocked = () =>
+      reject(
+        new Error(
+          `IndexedDB store '${storeName}': opening the database is blocked by another tab holding an older version open; close it and retry`,
+        ),
+      );
   });
 }
 
@@ -95,7 +104,8 @@ function lockManager(lockName) {
       /** Resolves with a release function once the lock is held; `signal` gives up waiting. */
       acquire(signal) {
         return new Promise((resolve, reject) => {
-          locks.request(lockName, { mode: 'exclusive', signal }, () => new Promise((release) => resolve(release)))
+          locks
+            .request(lockName, { mode: 'exclusive', signal }, () => new Promise((release) => resolve(release)))
             .catch(reject);
         });
       },
@@ -108,7 +118,9 @@ function lockManager(lockName) {
       return new Promise((resolve, reject) => {
         const previous = tail;
         let release;
-        const held = new Promise((r) => { release = r; });
+        const held = new Promise((r) => {
+          release = r;
+        });
         tail = previous.then(() => held);
         previous.then(() => (signal?.aborted ? release() : resolve(release)));
         signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
@@ -123,7 +135,10 @@ function lockManager(lockName) {
  * disk before the batch counts as done.
  * @type {typeof import('../index.d.ts').indexedDbStore}
  */
-export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexedDB, readOnly = false, durability = 'strict' } = {}) {
+export async function indexedDbStore(
+  name,
+  { indexedDB: idb = globalThis.indexedDB, readOnly = false, durability = 'strict' } = {},
+) {
   if (typeof name !== 'string' || name === '') throw new TypeError('indexedDbStore: name must be a non-empty string');
   if (!idb || typeof idb.open !== 'function') {
     throw new TypeError('indexedDbStore: this platform has no IndexedDB (pass options.indexedDB, or use memoryStore)');
@@ -165,7 +180,11 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
     try {
       result = body(tx.objectStore(FILES), tx.objectStore(DIRS));
     } catch (error) {
-      try { tx.abort(); } catch { /* already finished */ }
+      try {
+        tx.abort();
+      } catch {
+        /* already finished */
+      }
       done.catch(() => {});
       throw storageFailure(name, action, error);
     }
@@ -312,7 +331,10 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
     /** Deletes files (and kept directories) by path, in one transaction. */
     async delete(...paths) {
       for (const path of paths) checkHostPath('store.delete', path);
-      await hostChange('deleting files', paths.map((path) => ({ op: 'delete', path })));
+      await hostChange(
+        'deleting files',
+        paths.map((path) => ({ op: 'delete', path })),
+      );
     },
 
     /** Deletes every file and directory. */
@@ -354,7 +376,9 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
           list.push({ op: 'write', path, data: toBytes('store.import', path, data) });
         }
       } else {
-        throw new TypeError('store.import: files must be an object mapping paths to contents or an array of { path, data } or File');
+        throw new TypeError(
+          'store.import: files must be an object mapping paths to contents or an array of { path, data } or File',
+        );
       }
       await hostChange(`importing ${plural(list.length, 'file')}`, list);
     },
@@ -367,8 +391,7 @@ export async function indexedDbStore(name, { indexedDB: idb = globalThis.indexed
         return () => keys.result.map((path, i) => ({ path: String(path), data: new Uint8Array(values.result[i]) }));
       });
       const wanted = paths ? new Set(paths) : null;
-      const chosen = rows.filter((row) => !wanted || wanted.has(row.path))
-        .sort(byPath);
+      const chosen = rows.filter((row) => !wanted || wanted.has(row.path)).sort(byPath);
       return storedZip(chosen);
     },
 
@@ -391,6 +414,8 @@ export function deleteIndexedDbStore(name, { indexedDB: idb = globalThis.indexed
     const request = /** @type {IDBOpenDBRequest} */ (idb.deleteDatabase(indexedDbStoreDatabaseName(name)));
     request.onsuccess = () => resolve();
     request.onerror = () => reject(storageFailure(name, 'deleting the database', request.error));
-    request.onblocked = () => { /* resolves once the other connections close (they step aside on versionchange) */ };
+    request.onblocked = () => {
+      /* resolves once the other connections close (they step aside on versionchange) */
+    };
   });
 }

@@ -55,7 +55,9 @@ export function memoryStore(files = {}, { readOnly = false } = {}) {
         else if (change.op === 'delete') {
           entries.delete(change.path);
           dirs.delete(change.path);
-        } else throw new TypeError(`memoryStore.commit: unknown change ${JSON.stringify(/** @type {any} */ (change).op)}`);
+        } else {
+          throw new TypeError(`memoryStore.commit: unknown change ${JSON.stringify(/** @type {any} */ (change).op)}`);
+        }
       }
     },
   };

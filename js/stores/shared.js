@@ -50,7 +50,12 @@ export function checkPathString(what, path) {
  * @returns {path is string}
  */
 export function isRelativePath(path) {
-  return typeof path === 'string' && path !== '' && !path.startsWith('/') && path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+  return (
+    typeof path === 'string' &&
+    path !== '' &&
+    !path.startsWith('/') &&
+    path.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
+  );
 }
 
 /**
@@ -62,8 +67,12 @@ export function isRelativePath(path) {
  */
 export function checkHostPath(what, path) {
   checkPathString(what, path);
-  if (path.startsWith('/') || path.endsWith('/')) throw new TypeError(`${what}: '${path}' must be relative and must not end with /`);
-  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new TypeError(`${what}: '${path}' contains a backslash or a control character`);
+  if (path.startsWith('/') || path.endsWith('/')) {
+    throw new TypeError(`${what}: '${path}' must be relative and must not end with /`);
+  }
+  if (/[\\\u0000-\u001f\u007f]/.test(path)) {
+    throw new TypeError(`${what}: '${path}' contains a backslash or a control character`);
+  }
   if (!isRelativePath(path)) throw new TypeError(`${what}: '${path}' has an empty, '.' or '..' segment`);
 }
 
@@ -76,7 +85,10 @@ export function checkHostPath(what, path) {
  * @param {Promise<T>} batch
  */
 export function trackBatch(inFlight, batch) {
-  const settled = batch.then(() => {}, () => {});
+  const settled = batch.then(
+    () => {},
+    () => {},
+  );
   inFlight.add(settled);
   settled.then(() => inFlight.delete(settled));
   return batch;

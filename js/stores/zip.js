@@ -35,7 +35,9 @@ function dosTime(date) {
  * @returns {Uint8Array} the zip file
  */
 export function storedZip(entries, { date = new Date() } = {}) {
-  if (entries.length >= 0xffff) throw new RangeError(`zip: ${entries.length} files are more than this writer supports (65,534)`);
+  if (entries.length >= 0xffff) {
+    throw new RangeError(`zip: ${entries.length} files are more than this writer supports (65,534)`);
+  }
   const encoder = new TextEncoder();
   const { time, date: day } = dosTime(date);
   const locals = [];
@@ -73,7 +75,9 @@ export function storedZip(entries, { date = new Date() } = {}) {
     locals.push(local, data);
     centrals.push(central);
     offset += local.length + data.length;
-    if (offset > 0xffffffff) throw new RangeError('zip: the files add up to more than 4 GiB, more than this writer supports');
+    if (offset > 0xffffffff) {
+      throw new RangeError('zip: the files add up to more than 4 GiB, more than this writer supports');
+    }
   }
   const centralSize = centrals.reduce((n, c) => n + c.length, 0);
   const end = new Uint8Array(22);
