@@ -13,7 +13,7 @@
 // with `stream: true`, and a call to a tool that was not offered answered inside the round.
 
 import { isObject } from '../core/values.js';
-import { cancelled, retryAfter, retryableStatus, retryOrThrow, retryTiming, withDeadline } from './retry.js';
+import { cancelled, retryAfter, retryableStatus, retryOptions, retryOrThrow, withDeadline } from './retry.js';
 import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
 
 /**
@@ -383,7 +383,7 @@ export function aiSdkModel(languageModel, options = {}) {
     );
   }
   if (!isObject(options)) throw new TypeError('aiSdkModel: options must be an object');
-  const { stream = false, callOptions = {}, onRetry, unknownToolRetries = 1 } = options;
+  const { stream = false, callOptions = {} } = options;
   if (typeof stream !== 'boolean') throw new TypeError('aiSdkModel: stream must be a boolean');
   if (typeof languageModel.doGenerate !== 'function') {
     throw new TypeError('aiSdkModel: the model has no doGenerate method');
@@ -392,13 +392,7 @@ export function aiSdkModel(languageModel, options = {}) {
     throw new TypeError('aiSdkModel: stream: true needs a model with a doStream method');
   }
   if (!isObject(callOptions)) throw new TypeError('aiSdkModel: callOptions must be an object');
-  if (onRetry !== undefined && typeof onRetry !== 'function') {
-    throw new TypeError('aiSdkModel: onRetry must be a function');
-  }
-  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) {
-    throw new TypeError('aiSdkModel: unknownToolRetries must be a non-negative integer');
-  }
-  const timing = retryTiming(options, 'aiSdkModel');
+  const { onRetry, unknownToolRetries, timing } = retryOptions(options, 'aiSdkModel');
   // The declarations type the two methods' options `never`, so that any provider's model fits;
   // they are called with the call options this adapter builds.
   const model =

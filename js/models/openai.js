@@ -12,7 +12,7 @@
 // `model_delta` run events.
 
 import { isObject } from '../core/values.js';
-import { retryAfter, retryableStatus, retryOrThrow, retryTiming, withDeadline } from './retry.js';
+import { retryAfter, retryableStatus, retryOptions, retryOrThrow, withDeadline } from './retry.js';
 import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
 
 /** Role spec keys sent as request fields of the same name (Runvil's own keys are not sent). */
@@ -316,17 +316,7 @@ function replyOf(data, names, turn) {
  * @type {typeof import('../index.d.ts').openAIChatModel}
  */
 export function openAIChatModel(options = /** @type {any} */ ({})) {
-  const {
-    baseURL,
-    apiKey,
-    model,
-    fetch = globalThis.fetch,
-    headers = {},
-    params = {},
-    onRetry,
-    unknownToolRetries = 1,
-    stream = false,
-  } = options;
+  const { baseURL, apiKey, model, fetch = globalThis.fetch, headers = {}, params = {}, stream = false } = options;
   if (typeof stream !== 'boolean') throw new TypeError('openAIChatModel: stream must be a boolean');
   if (typeof baseURL !== 'string' || baseURL === '') {
     throw new TypeError('openAIChatModel: baseURL must be a non-empty string');
@@ -336,13 +326,7 @@ export function openAIChatModel(options = /** @type {any} */ ({})) {
   }
   if (typeof fetch !== 'function') throw new TypeError('openAIChatModel: fetch must be a function');
   if (!isObject(params)) throw new TypeError('openAIChatModel: params must be an object');
-  if (onRetry !== undefined && typeof onRetry !== 'function') {
-    throw new TypeError('openAIChatModel: onRetry must be a function');
-  }
-  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) {
-    throw new TypeError('openAIChatModel: unknownToolRetries must be a non-negative integer');
-  }
-  const timing = retryTiming(options, 'openAIChatModel');
+  const { onRetry, unknownToolRetries, timing } = retryOptions(options, 'openAIChatModel');
   const url = endpoint(baseURL);
 
   /** One request with its retries: the parsed answer, or an Error with a model-safe message. */

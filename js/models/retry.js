@@ -36,6 +36,19 @@ export function retryTiming(options, who) {
   return timing;
 }
 
+/**
+ * The options both adapters take about trying again, checked in this order (a TypeError naming
+ * `who`): `onRetry`, `unknownToolRetries` (default 1) and the timing (retryTiming).
+ */
+export function retryOptions(options, who) {
+  const { onRetry, unknownToolRetries = 1 } = options;
+  if (onRetry !== undefined && typeof onRetry !== 'function') throw new TypeError(`${who}: onRetry must be a function`);
+  if (!Number.isSafeInteger(unknownToolRetries) || unknownToolRetries < 0) {
+    throw new TypeError(`${who}: unknownToolRetries must be a non-negative integer`);
+  }
+  return { onRetry, unknownToolRetries, timing: retryTiming(options, who) };
+}
+
 /** The wait the server asked for, in ms, or undefined; `headers` has `get(name)`. */
 export function retryAfter(headers) {
   const ms = Number.parseFloat(headers?.get?.('retry-after-ms') ?? '');
