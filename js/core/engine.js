@@ -369,7 +369,7 @@ function prepareRun(source, options, defaultUiKind) {
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
   // conversations: the run's copies of its models.loop conversations, so that each round ships
-  // only its new records across the boundary (js/conversations.js).
+  // only its new records across the boundary (conversations.js).
   const bridge = {
     args,
     seed: runSeed,

@@ -1,7 +1,7 @@
 // @ts-check
 // The script a runvil/worker engine runs inside its Web Worker (started by worker-client.js).
 // It owns the wasm engine; the page's models, Pack tools, store, onEvent and AbortSignal reach it
-// as stubs over the Peer protocol (worker-rpc.js). An IndexedDB store is opened here directly, so
+// as stubs over the Peer protocol (core/worker-rpc.js). An IndexedDB store is opened here directly, so
 // a run's batches go from the worker to IndexedDB without crossing back to the page.
 import { createEngine } from './browser.js';
 import { indexedDbStore } from '../stores/idb.js';

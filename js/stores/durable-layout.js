@@ -1,7 +1,7 @@
 // @ts-check
 // How a durable-object store lays a workspace out in the object's key-value storage, and the sizes
 // both sides keep to (docs/store.md, "The Durable Object store"). Shared by the object
-// (durable-object.js) and the Worker side (durable-store.js); no platform import.
+// (durable-object.js) and the Worker side (durable.js); no platform import.
 
 /**
  * Bytes per stored chunk of a file. The KV-backed storage backend caps a value at 128 KiB

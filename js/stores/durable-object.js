@@ -1,5 +1,5 @@
 // @ts-check
-// RunvilStoreObject: the Durable Object behind durableObjectStore (js/durable-store.js). One object
+// RunvilStoreObject: the Durable Object behind durableObjectStore (durable.js). One object
 // per workspace; its transactional key-value storage holds the workspace's files (layout in
 // durable-layout.js, decisions in docs/store.md):
 //

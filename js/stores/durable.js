@@ -1,6 +1,6 @@
 // @ts-check
 // durableObjectStore(namespace, workspace): the store bridge (docs/store.md) kept in a Durable
-// Object, one object per workspace (RunvilStoreObject, js/durable-object.js), for Workers. The
+// Object, one object per workspace (RunvilStoreObject, durable-object.js), for Workers. The
 // Worker talks to the object through its stub with JS RPC (workerd's native calls: structured
 // values, Uint8Arrays included, and a session object whose lifetime is the run's lease).
 //

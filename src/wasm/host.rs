@@ -14,7 +14,7 @@ use super::{from_js, get, to_js};
 use crate::host::{Host, ModelRequest, PackSpec, ToolSpec, Unavailable};
 use crate::tools::Record;
 
-/// What the wrapper's copy of one conversation holds (js/conversations.js): how many records,
+/// What the wrapper's copy of one conversation holds (js/core/conversations.js): how many records,
 /// and which tool list. The next request ships only the records past `records`, and the tools
 /// only when they are a different list.
 struct Shipped {
@@ -135,7 +135,7 @@ fn pack_spec(p: &JsValue) -> PackSpec {
     PackSpec { name: text(p, "name"), description: text(p, "description"), tools, prelude: get(p, "prelude").as_string(), unavailable }
 }
 
-/// A model-safe text for a thrown JS value. The wrapper guards every host callback (js/engine.js),
+/// A model-safe text for a thrown JS value. The wrapper guards every host callback (js/core/engine.js),
 /// so this sees a string or an `Error` with a string message; it still never calls JS that can
 /// throw past it (`get` catches) nor unwraps a non-string.
 pub(crate) fn error_text(e: &JsValue) -> String {
@@ -249,7 +249,7 @@ impl Host for JsHost {
     }
 
     fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
-        // The wrapper always passes its conversation copies (js/engine.js); the bridge has no
+        // The wrapper always passes its conversation copies (js/core/engine.js); the bridge has no
         // other caller, so there is no whole-request fallback to carry in the module.
         let (Some(conversations), Some(build)) = (&self.conversations, &self.request_fn) else {
             return Box::pin(async { Err("no conversations in the bridge options".to_string()) });

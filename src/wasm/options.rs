@@ -1,6 +1,6 @@
 //! The keys of the options object the wrapper hands `runPrompt` (docs/bridge.md, `BridgeOptions`),
 //! each spelled once: Rust reads an option through its variant, and `bridgeKeys()` lists every
-//! key, so a package test holds js/engine.js and docs/bridge.md to the same list and a misspelt
+//! key, so a package test holds js/core/engine.js and docs/bridge.md to the same list and a misspelt
 //! key cannot be read as a silent default.
 
 use js_sys::Array;

@@ -1,4 +1,4 @@
-//! [`Backend`] over a JS store object (js/store.js documents the interface): `open`, `read`,
+//! [`Backend`] over a JS store object (js/stores/memory.js documents the interface): `open`, `read`,
 //! `commit`, each a promise.
 
 use futures::future::LocalBoxFuture;
