@@ -22,6 +22,6 @@ const figures = {
   unpacked: { name: 'unpacked', unit: 'bytes', ...line('unpacked') },
   wasm: { name: '`runvil_bg.wasm` (what Vite, webpack and browsers download)', unit: 'bytes', ...line('runvil_bg.wasm') },
   inline: { name: '`wasm-inline.js` (base64; only `runvil/inline`, Deno and server bundles load it)', unit: 'bytes', ...line('wasm-inline.js') },
-  js: { name: 'the JS modules a page loads (all but `cli.js` and `wasm-inline.js`)', unit: 'bytes', ...line('JS modules (no cli, inline)') },
+  js: { name: 'the JS modules a page loads (all but `cli.js`, `cli/` and `wasm-inline.js`)', unit: 'bytes', ...line('JS modules (no cli, inline)') },
 };
 writeResults('package', 'node bench/package.mjs', figures, started);

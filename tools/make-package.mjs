@@ -158,7 +158,7 @@ export const ENTRIES = {
 const GENERATED = ['version.js', 'bindings.js', 'wasm-inline.js', 'runvil_bg.wasm'];
 
 /**
- * How js/ maps into the package (docs/packaging.md, "Package layout"):
+ * How js/ maps into the package (docs/packaging.md, "Sources"):
  *
  * - js/entries/ is flattened into the package root: the entry points (what the export map and
  *   `bin` name, and worker.js, which worker-client.js starts by URL) and public.js. They are
