@@ -3,7 +3,7 @@
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
 import { createConversations } from './conversations.js';
-import { describe, isObject } from './values.js';
+import { MODEL_FUNCTION, describe, isObject } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -42,8 +42,17 @@ export function checkRunCall(source, options) {
   if (typeof source !== 'string') throw new TypeError(`engine.run: source must be a string (got ${describe(source)})`);
   if (options === undefined) return {};
   if (!isObject(options)) throw new TypeError(`engine.run: options must be an object (got ${describe(options)})`);
+  // A misspelt option (`model:`) would otherwise be a run without it.
+  for (const key of Object.keys(options)) {
+    if (!RUN_OPTIONS.includes(key)) {
+      throw new TypeError(`engine.run: unknown option '${key}' (known: ${RUN_OPTIONS.join(', ')})`);
+    }
+  }
   return options;
 }
+
+/** The options engine.run takes (index.d.ts, RunOptions). */
+const RUN_OPTIONS = ['args', 'seed', 'models', 'packs', 'store', 'signal', 'onEvent', 'limits', 'ui'];
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
 function loneSurrogateIndex(text) {
@@ -89,11 +98,7 @@ const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cached_tokens', 'reasoning
 function observeModels(models, onEvent, totals) {
   const emit = (fields) => {
     if (!onEvent) return;
-    try {
-      onEvent(fields);
-    } catch {
-      /* the observer cannot change the run */
-    }
+    guardObserver(onEvent)(fields);
   };
   const wrap = (fn) =>
     function observedModel(request) {
@@ -269,13 +274,39 @@ function guardModel(fn) {
   return (request) => guarded('the model function', fn, undefined, [request]);
 }
 
-function guardModels(models) {
+/**
+ * The observer as the engine calls it: it cannot change the run, so what it throws, or a promise
+ * it answers that rejects, is dropped here rather than reaching the host as unhandled.
+ * @param {(event: object) => unknown} onEvent
+ */
+function guardObserver(onEvent) {
+  return (event) => {
+    try {
+      const answer = onEvent(event);
+      if (isThenable(answer)) Promise.resolve(answer).catch(() => {});
+    } catch {
+      /* the observer cannot change the run */
+    }
+  };
+}
+
+/** @param {unknown} value */
+const isThenable = (value) => isObject(value) && typeof (/** @type {any} */ (value).then) === 'function';
+
+function guardModels(models, misuse) {
   if (typeof models === 'function') {
     return (role, spec) => {
       let fn;
       try {
         fn = models(role, spec);
       } catch {
+        return undefined;
+      }
+      if (isThenable(fn)) {
+        // A model function where the role map goes: what it answered is a reply, not a model.
+        // Its rejection is handled here, so none reaches the host as unhandled; run() throws.
+        Promise.resolve(fn).catch(() => {});
+        misuse.resolverAnsweredPromise = true;
         return undefined;
       }
       return typeof fn === 'function' ? guardModel(fn) : undefined;
@@ -323,6 +354,11 @@ function prepareRun(source, options, defaultUiKind) {
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
+  if (typeof models === 'function' && models[MODEL_FUNCTION]) {
+    throw new TypeError(
+      'engine.run: models is a model function; pass it by role, e.g. { default: model } (a function in place of the role map is a resolver (role, spec) => modelFn)',
+    );
+  }
   if (models !== undefined && typeof models !== 'function' && !isObject(models)) {
     throw new TypeError(
       `engine.run: models must be an object mapping roles to model functions, or a function (role, spec) => modelFn (got ${describe(models)})`,
@@ -378,8 +414,9 @@ function prepareRun(source, options, defaultUiKind) {
     conversations: createConversations(),
   };
   const usage = {};
-  if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage));
-  if (onEvent !== undefined) bridge.onEvent = onEvent;
+  const misuse = { resolverAnsweredPromise: false };
+  if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage), misuse);
+  if (onEvent !== undefined) bridge.onEvent = guardObserver(onEvent);
   // Model requests and tool calls always carry a signal (index.d.ts declares it on both), so a
   // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
   // a signal that never aborts.
@@ -412,7 +449,7 @@ function prepareRun(source, options, defaultUiKind) {
       },
     };
   }
-  return { bridge, usage, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  return { bridge, usage, misuse, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
 }
 
 function memoryOf(instance) {
@@ -596,9 +633,16 @@ export async function makeEngine(module, { uiKind }) {
   const pool = instancePool(module, first);
 
   async function run(source, options) {
-    const prepared = prepareRun(source, options, uiKind);
+    let prepared;
+    try {
+      prepared = prepareRun(source, options, uiKind);
+    } catch (error) {
+      if (error instanceof TypeError) throw error;
+      // An option whose getters or proxy traps throw: still misuse, said as such.
+      throw new TypeError(`engine.run: the options could not be read (${thrownText(error, "reading them")})`);
+    }
     if (prepared.outcome) return prepared.outcome;
-    const { bridge, usage, ceiling } = prepared;
+    const { bridge, usage, misuse, ceiling } = prepared;
 
     let instance;
     try {
@@ -616,21 +660,27 @@ export async function makeEngine(module, { uiKind }) {
       onFail = (error) => resolve(instanceFailed(error, bridge.seed));
     });
     instance.waiting.add(onFail);
+    let done;
     try {
       const outcome = await Promise.race([instance.bindings.runPrompt(source, bridge), failed]);
-      const done = { ...outcome, seed: outcome.seed ?? bridge.seed };
+      done = { ...outcome, seed: outcome.seed ?? bridge.seed };
       // Per-role token totals, when any model reply reported usage.
       if (Object.keys(usage).length) done.usage = usage;
-      return done;
     } catch (error) {
       // The bridge never rejects for prompt failures: a throw means the instance is unusable.
       instance.dead = true;
-      return instanceFailed(error, bridge.seed);
+      done = instanceFailed(error, bridge.seed);
     } finally {
       bridge.store?.end();
       instance.waiting.delete(onFail);
       pool.release(instance, ceiling);
     }
+    if (misuse.resolverAnsweredPromise) {
+      throw new TypeError(
+        'engine.run: models is a function, so it was called as a role resolver (role, spec) => modelFn, and it answered a Promise: it looks like a model function; pass it by role, e.g. { default: model }',
+      );
+    }
+    return done;
   }
 
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a

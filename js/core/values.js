@@ -24,4 +24,21 @@ export function isPlainObject(value) {
 }
 
 /** `1 file`, `2 files`. */
+/**
+ * The mark the package's model functions carry (scriptedModel, openAIChatModel), so engine.run can
+ * tell a model function passed where the role map goes from a role resolver.
+ */
+export const MODEL_FUNCTION = Symbol.for('runvil.modelFunction');
+
+/**
+ * Marks `fn` as a model function (see MODEL_FUNCTION).
+ * @template {Function} F
+ * @param {F} fn
+ * @returns {F}
+ */
+export function markModel(fn) {
+  Object.defineProperty(fn, MODEL_FUNCTION, { value: true });
+  return fn;
+}
+
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -11,7 +11,7 @@
 // a Model error that says so; with `stream: true`, Server-Sent Events whose text pieces become
 // `model_delta` run events.
 
-import { isObject } from '../core/values.js';
+import { isObject, markModel } from '../core/values.js';
 import { retryAfter, retryableStatus, retryOptions, retryOrThrow, withDeadline } from './retry.js';
 import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
 
@@ -375,7 +375,7 @@ export function openAIChatModel(options = /** @type {any} */ ({})) {
     }
   }
 
-  return async function openAIModel(request) {
+  return markModel(async function openAIModel(request) {
     const names = nameMap();
     const body = requestBody(request, model, params, names);
     if (stream) {
@@ -386,5 +386,5 @@ export function openAIChatModel(options = /** @type {any} */ ({})) {
       body.messages.push(...records.map((record) => toWire(record, names)));
       return replyOf(await exchange(body, request), names, request.turn ?? 0);
     });
-  };
+  });
 }

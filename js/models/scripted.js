@@ -1,6 +1,6 @@
 // @ts-check
 // scriptedModel: a model function that plays back canned replies, for tests and offline demos.
-import { isObject } from '../core/values.js';
+import { isObject, markModel } from '../core/values.js';
 
 function normalizeReply(reply, index) {
   if (typeof reply === 'string') return { content: reply, finish_reason: 'stop' };
@@ -22,5 +22,5 @@ export function scriptedModel(replies) {
     return queue[used++];
   };
   Object.defineProperty(model, 'used', { get: () => used });
-  return model;
+  return markModel(model);
 }
