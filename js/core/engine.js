@@ -639,7 +639,7 @@ export async function makeEngine(module, { uiKind }) {
     } catch (error) {
       if (error instanceof TypeError) throw error;
       // An option whose getters or proxy traps throw: still misuse, said as such.
-      throw new TypeError(`engine.run: the options could not be read (${thrownText(error, "reading them")})`);
+      throw new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
     }
     if (prepared.outcome) return prepared.outcome;
     const { bridge, usage, misuse, ceiling } = prepared;
