@@ -10,6 +10,8 @@ declare module '*/bindings.js' {
     /** docs/bridge.md */
     runPrompt(source: string, options: object): Promise<any>;
     debugTrap(): void;
+    /** The option keys the module reads: `{ run, limits, ui }` (test hook). */
+    bridgeKeys(): { run: string[]; limits: string[]; ui: string[] };
     isDead(): boolean;
   }
   export function createBindings(options?: { onTrap?: (error: unknown) => void }): Bindings;

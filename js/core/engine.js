@@ -685,7 +685,9 @@ export async function makeEngine(module, { uiKind }) {
 
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a
   // stand-in for an engine bug), so the recovery path can be tested against the real module;
-  // instances says how many instances serve the engine.
+  // instances says how many instances serve the engine; bridgeKeys lists the option keys the
+  // module reads and bridgeOf the keys this wrapper sends for `options`, so a test holds the two
+  // (and docs/bridge.md) to one list.
   const debugTrap = () => {
     const instance = pool.oldest();
     if (!instance) throw new Error('no live instance to trap');
@@ -696,6 +698,11 @@ export async function makeEngine(module, { uiKind }) {
     engineVersion,
     [Symbol.for('runvil.debugTrap')]: debugTrap,
     [Symbol.for('runvil.instances')]: () => pool.size,
+    [Symbol.for('runvil.bridgeKeys')]: () => first.bindings.bridgeKeys(),
+    [Symbol.for('runvil.bridgeOf')]: (/** @type {any} */ options) => {
+      const { bridge } = /** @type {any} */ (prepareRun('', options, uiKind));
+      return { run: Object.keys(bridge), limits: LIMIT_KEYS, ui: Object.keys(bridge.ui) };
+    },
   });
 }
 
