@@ -94,5 +94,5 @@ test('Ctrl-C (SIGINT) cancels the run: "Cancelled: ..." and exit 130', { timeout
   await started;
   child.kill('SIGINT');
   assert.deepEqual(await exited, { code: 130, signal: null });
-  assert.match(stderr, /\nCancelled: [^\n]+\n$/);
+  assert.match(stderr, /\nCancelled: [^\n]+\n {2}at [^\n]+:\d+ \(## Main\)\n$/);
 });

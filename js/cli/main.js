@@ -2,43 +2,60 @@
 // runvil command line: run one prompt file and print its result. The bin (entries/cli.js) calls
 // main() with the Node entry's createEngine.
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openAIChatModel } from '../models/openai.js';
 import { scriptedModel } from '../models/scripted.js';
-import { userInputPack } from '../packs/reference.js';
+import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
 import { progressReporter } from './progress.js';
 
-const USAGE = `usage: runvil run <prompt.md> [--args "..."] [--seed N] [--events [jsonl]] [--quiet]
-                  [--store DIR] [--limit-instructions N] [--limit-memory-bytes N]
-                  [--limit-tool-iterations N] [--limit-fanout N]
-                  [--model-script replies.json | --model openai:<model>]
+const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [--seed N] [--events [jsonl]]
+                  [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
+                  [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
+                  [--pack MODULE]...
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
 On a terminal, progress (section, model round, tool call) goes to stderr as the run goes.
 
   --args TEXT           the run's argument string (default: empty)
+  --args-file FILE      the argument string is FILE's contents (- reads stdin to its end)
   --seed N              run seed, a decimal u64 (default: random); printed to stderr with --events
   --events [jsonl]      print every run event as one JSON line to stderr, in order, then a
                         last line {"event":"outcome","ok":...,"seed":"..."} (no progress lines)
-  --quiet               no progress lines on a terminal
+  --quiet               no progress lines, log() lines or usage line
+  --json                the whole outcome as one JSON object on stdout (result, error with its
+                        section and line, seed, usage) instead of the result text
+  --show-requests       each model round's request (messages and tools, as the model function
+                        receives them) as JSON on stderr
   --store DIR           the run's store is the directory DIR (created when missing); its files
                         are plain files, each batch of changes lands whole even if runvil dies
   --limit-instructions N, --limit-memory-bytes N, --limit-tool-iterations N, --limit-fanout N,
   --limit-section-entries N
                         the run's limits (instructions, memoryBytes, maxToolIterations,
                         fanoutConcurrency, sectionEntries)
-  --model-script FILE   JSON array of scripted replies (strings or reply objects), served to every
-                        model role in order; the run fails when the script runs out
-  --model openai:NAME   every model role runs on NAME at an OpenAI-compatible chat-completions
-                        server: RUNVIL_OPENAI_BASE_URL (default https://api.openai.com/v1) and
-                        OPENAI_API_KEY from the environment
+  --model [ROLE=]SPEC   the model for ROLE (repeatable), or for every role without one. SPEC is
+                        openai:NAME (NAME at an OpenAI-compatible chat-completions server:
+                        RUNVIL_OPENAI_BASE_URL, default https://api.openai.com/v1, and
+                        OPENAI_API_KEY from the environment) or script:FILE (a JSON array of
+                        scripted replies, strings or reply objects, answered in order; the run
+                        fails when it runs out) or module:FILE[#EXPORT] (a model function a JS
+                        module exports, default the default export)
+  --model-script FILE   the same as --model script:FILE, for every role
+  --pack MODULE         serve the Packs a JS module exports (repeatable): its default export (a
+                        Pack, an array of Packs, or a function answering either) and every named
+                        export that is a Pack (an object with a name and tools)
 
-The Pack user-input is served from this terminal: its ask tool reads the operator's next line.
+The Packs user-input (its ask tool reads the operator's next line from this terminal) and web
+(fetch; search needs a provider, so it reports none) are always served.
+log() lines go to stderr as the run goes; on a terminal, so do progress lines and, at the end, the
+tokens each model role used.
 
-Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>"); 2 on usage errors;
+Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>", then the file, line
+and section where it happened when known); 2 on usage errors;
 130 when interrupted (Ctrl-C cancels the run: its store changes so far are kept).`;
 
 /** --limit-<name> options and the engine limits they set. */
@@ -86,6 +103,14 @@ async function readJson(path, what) {
   } catch (error) {
     usage(`${what} '${path}' is not JSON: ${error.message}`);
   }
+}
+
+/** All of stdin, as text. */
+async function readStdin() {
+  let text = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) text += chunk;
+  return text;
 }
 
 /** Lines of stdin, read only when asked for; `null` once stdin has ended. */
@@ -137,6 +162,96 @@ function stdinLines() {
 }
 
 /**
+ * The model a `--model` SPEC names: `openai:NAME` or `script:FILE`.
+ * @param {string} spec
+ * @param {string} flag how the option was given, for messages
+ */
+async function modelFor(spec, flag) {
+  const openai = /^openai:(.+)$/.exec(spec);
+  if (openai) {
+    return openAIChatModel({
+      baseURL: process.env.RUNVIL_OPENAI_BASE_URL || 'https://api.openai.com/v1',
+      apiKey: process.env.OPENAI_API_KEY,
+      model: openai[1],
+    });
+  }
+  const script = /^script:(.+)$/.exec(spec);
+  if (script) {
+    const replies = await readJson(script[1], 'model script');
+    if (!Array.isArray(replies)) usage(`${flag}: the model script must be a JSON array of replies`);
+    try {
+      return scriptedModel(replies);
+    } catch (error) {
+      usage(`${flag}: ${error.message}`);
+    }
+  }
+  const module = /^module:([^#]+)(?:#(.+))?$/.exec(spec);
+  if (module) {
+    const [, path, name = 'default'] = module;
+    let exports;
+    try {
+      exports = await import(pathToFileURL(resolve(path)).href);
+    } catch (error) {
+      usage(`${flag}: cannot load the module '${path}': ${error.message}`);
+    }
+    if (typeof exports[name] !== 'function') usage(`${flag}: '${path}' has no model function export '${name}'`);
+    return exports[name];
+  }
+  usage(`${flag} must be [ROLE=]openai:<model>, [ROLE=]script:<file> or [ROLE=]module:<file>[#export] (got '${spec}')`);
+}
+
+/** Whether `value` looks like a Pack object (the shape engine.run checks). */
+const isPack = (value) =>
+  value !== null && typeof value === 'object' && typeof value.name === 'string' && Array.isArray(value.tools);
+
+/**
+ * The Packs a `--pack` module exports: its default export (a Pack, an array of them, or a function
+ * answering either, awaited) and every named export that is a Pack.
+ * @param {string} path
+ */
+async function packsOf(path) {
+  let module;
+  try {
+    module = await import(pathToFileURL(resolve(path)).href);
+  } catch (error) {
+    usage(`--pack ${path}: cannot load the module: ${error.message}`);
+  }
+  let first = module.default;
+  if (typeof first === 'function') first = await first();
+  const found = [
+    ...(Array.isArray(first) ? first : [first]),
+    ...Object.entries(module)
+      .filter(([k]) => k !== 'default')
+      .map(([, v]) => v),
+  ];
+  const packs = found.filter(isPack);
+  if (packs.length === 0) usage(`--pack ${path}: the module exports no Pack (an object with a name and tools)`);
+  return packs;
+}
+
+/** Where an error happened, as the line after `Kind: message`: `  at FILE:LINE (## Section)`. */
+function whereText(file, error) {
+  if (error.line !== undefined) return `  at ${file}:${error.line}${error.section ? ` (${error.section})` : ''}\n`;
+  return error.section ? `  in ${error.section} (${file})\n` : '';
+}
+
+/** The tokens each role used, one line: `tokens: writer 1200 in / 300 out (2 calls), ...`. */
+function usageLine(usage) {
+  const roles = Object.entries(usage ?? {});
+  if (roles.length === 0) return '';
+  const parts = roles.map(([role, u]) => {
+    const extra = [
+      u.cached_tokens ? `${u.cached_tokens} cached` : '',
+      u.reasoning_tokens ? `${u.reasoning_tokens} reasoning` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return `${role} ${u.input_tokens} in / ${u.output_tokens} out${extra ? ` (${extra})` : ''}, ${u.calls} call${u.calls === 1 ? '' : 's'}`;
+  });
+  return `tokens: ${parts.join('; ')}\n`;
+}
+
+/**
  * Runs the command line `argv` (without node and the script) and answers the exit status.
  * @param {string[]} argv
  * @param {typeof import('../index.d.ts').createEngine} createEngine the Node entry's
@@ -148,14 +263,18 @@ export async function main(argv, createEngine) {
       args: normalizeArgv(argv),
       allowPositionals: true,
       options: {
-        args: { type: 'string', default: '' },
+        args: { type: 'string' },
+        'args-file': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'show-requests': { type: 'boolean', default: false },
+        pack: { type: 'string', multiple: true, default: [] },
         seed: { type: 'string' },
         events: { type: 'boolean', default: false },
         quiet: { type: 'boolean', short: 'q', default: false },
         store: { type: 'string' },
         ...Object.fromEntries(Object.keys(LIMIT_OPTIONS).map((name) => [name, { type: 'string' }])),
         'model-script': { type: 'string' },
-        model: { type: 'string' },
+        model: { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -187,8 +306,20 @@ export async function main(argv, createEngine) {
     usage(`cannot read prompt '${file}': ${error.message}`);
   }
 
+  if (values.args !== undefined && values['args-file'] !== undefined)
+    usage('--args and --args-file cannot be used together');
+  let args = values.args ?? '';
+  if (values['args-file'] !== undefined) {
+    const from = values['args-file'];
+    try {
+      args = from === '-' ? await readStdin() : await readFile(from, 'utf8');
+    } catch (error) {
+      usage(`cannot read --args-file '${from}': ${error.message}`);
+    }
+  }
+
   const options = {
-    args: values.args,
+    args,
     ui: { kind: 'cli', interactive: Boolean(process.stdin.isTTY) },
   };
   if (values.seed !== undefined) options.seed = values.seed;
@@ -203,23 +334,34 @@ export async function main(argv, createEngine) {
     if (values.store === '') usage('--store needs a directory');
     options.store = directoryStore(values.store);
   }
-  if (values['model-script'] !== undefined) {
-    const replies = await readJson(values['model-script'], 'model script');
-    if (!Array.isArray(replies)) usage('the model script must be a JSON array of replies');
-    // One script serves every role, in call order: the simplest thing for demos and tests.
-    const model = scriptedModel(replies);
-    options.models = () => model;
+  // Models by role: `--model ROLE=SPEC`, and `--model SPEC` or `--model-script FILE` for every
+  // role without one of its own. One model serves every role it is bound to, in call order.
+  const byRole = new Map();
+  const specs = values.model.map((given) => {
+    const named = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(given);
+    return named && !/^(openai|script|module):/.test(given)
+      ? { role: named[1], spec: named[2] }
+      : { role: '*', spec: given };
+  });
+  if (values['model-script'] !== undefined) specs.push({ role: '*', spec: `script:${values['model-script']}` });
+  for (const { role, spec } of specs) {
+    if (byRole.has(role))
+      usage(role === '*' ? 'more than one model for every role' : `more than one --model for the role ${role}`);
+    byRole.set(role, await modelFor(spec, role === '*' ? '--model' : `--model ${role}=`));
   }
-  if (values.model !== undefined) {
-    if (values['model-script'] !== undefined) usage('--model and --model-script cannot be used together');
-    const match = /^openai:(.+)$/.exec(values.model);
-    if (!match) usage(`--model must be openai:<model> (got '${values.model}')`);
-    const model = openAIChatModel({
-      baseURL: process.env.RUNVIL_OPENAI_BASE_URL || 'https://api.openai.com/v1',
-      apiKey: process.env.OPENAI_API_KEY,
-      model: match[1],
-    });
-    options.models = () => model;
+  const showRequests = values['show-requests'];
+  const shown = (model) => (request) => {
+    const { messages, tools, role, section, turn } = request;
+    process.stderr.write(
+      `── model ${role} · ${section} · round ${turn}\n${JSON.stringify({ messages, tools }, null, 2)}\n`,
+    );
+    return model(request);
+  };
+  if (byRole.size) {
+    options.models = (role) => {
+      const model = byRole.get(role) ?? byRole.get('*');
+      return model && showRequests ? shown(model) : model;
+    };
   }
   // The operator is whoever sits at this terminal: one line of stdin answers one ask.
   const lines = stdinLines();
@@ -229,10 +371,17 @@ export async function main(argv, createEngine) {
     if (line === null) throw new Error("the operator's window closed");
     return line;
   };
-  options.packs = [userInputPack({ ask })];
-  if (values.events) options.onEvent = (event) => process.stderr.write(`${JSON.stringify(event)}\n`);
-  else if (process.stderr.isTTY && !values.quiet) {
-    options.onEvent = progressReporter((line) => process.stderr.write(`${line}\n`));
+  options.packs = [userInputPack({ ask }), webPack()];
+  for (const path of values.pack) options.packs.push(...(await packsOf(path)));
+  const writeLine = (line) => process.stderr.write(`${line}\n`);
+  const progress = process.stderr.isTTY && !values.quiet ? progressReporter(writeLine) : undefined;
+  if (values.events) options.onEvent = (event) => writeLine(JSON.stringify(event));
+  else if (!values.quiet) {
+    options.onEvent = (event) => {
+      // log() lines are the prompt's own output to its author: shown piped or not.
+      if (event.event === 'log') writeLine(`log ${event.section}: ${event.message}`);
+      else progress?.(event);
+    };
   }
 
   // Ctrl-C cancels the run (it ends Cancelled, its store changes so far committed); a second one
@@ -255,11 +404,13 @@ export async function main(argv, createEngine) {
   if (values.events) {
     process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
   }
+  if (values.json) process.stdout.write(`${JSON.stringify(outcome)}\n`);
+  if (process.stderr.isTTY && !values.quiet && !values.events) process.stderr.write(usageLine(outcome.usage));
   if (!outcome.ok) {
-    process.stderr.write(`${outcome.error.kind}: ${outcome.error.message}\n`);
+    process.stderr.write(`${outcome.error.kind}: ${outcome.error.message}\n${whereText(file, outcome.error)}`);
     return outcome.error.kind === 'Cancelled' && controller.signal.aborted ? 130 : 1;
   }
-  if (outcome.result !== null && outcome.result !== undefined) {
+  if (!values.json && outcome.result !== null && outcome.result !== undefined) {
     process.stdout.write(outcome.result.endsWith('\n') ? outcome.result : `${outcome.result}\n`);
   }
   return 0;
