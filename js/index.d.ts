@@ -382,6 +382,78 @@ export function webPack(options?: {
 /** The text of an HTML page: scripts, styles and tags removed, entities decoded. */
 export function htmlToText(html: string): string;
 
+// ---- MCP servers as Packs -------------------------------------------------------------------
+
+/** A tool as an MCP server lists it (`tools/list`), as far as `mcpPack` reads one. */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: { title?: string; [key: string]: unknown };
+  execution?: { taskSupport?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** The per-request options `mcpPack` passes the client (the SDK's `RequestOptions`, in part). */
+export interface McpRequestOptions {
+  signal?: HostAbortSignal;
+  timeout?: number;
+}
+
+/**
+ * What `mcpPack` needs of an MCP client: a connected `Client` of the official MCP TypeScript SDK
+ * (`@modelcontextprotocol/sdk/client/index.js`), over any transport, by structure; the package
+ * depends on no MCP package.
+ */
+export interface McpClientLike {
+  listTools(
+    params?: { cursor?: string },
+    options?: McpRequestOptions,
+  ): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    resultSchema?: undefined,
+    options?: McpRequestOptions,
+  ): Promise<unknown>;
+  /** The server's `serverInfo`: its `name` gives the default Pack name. */
+  getServerVersion?(): { name: string; version?: string; title?: string } | undefined;
+  /** A server whose capabilities have no `tools` is not asked for any. */
+  getServerCapabilities?(): { tools?: object } | undefined;
+}
+
+export interface McpPackOptions {
+  /**
+   * The Pack's name as the Pack contract takes it: `mcp/everything` (vendor `mcp`, Pack id
+   * `everything`: the prompt declares `uses: [mcp/everything]`). Default: `mcp/` and the last
+   * `/`-segment of the server's name, lowercased, other characters outside `[a-z0-9._-]` as `_`.
+   */
+  name?: string;
+  /** The tools to serve, by the server's names for them (or the Pack tool names they map to); default all. */
+  tools?: string[];
+  /** The trust of every tool's output; default `'untrusted'`. */
+  trust?: 'trusted' | 'untrusted';
+  /** Each call's limit (and the tool listing's); default 60000. */
+  timeoutMs?: number;
+}
+
+/** A Pack tool made from an MCP tool: `mcpName` is the server's name for it. */
+export interface McpPackTool extends PackTool {
+  readonly mcpName: string;
+}
+
+/**
+ * The tools of a connected MCP client as a Pack (listed once, pagination followed). Tool names
+ * are lowercased, other characters outside `[a-z0-9._-]` become `_` (two tools meeting on one
+ * name reject the promise); `inputSchema` is the tool's `parameters`. A result's text content is
+ * the answer (images, audio and resources as a short note of type and size); `structuredContent`
+ * of a tool with an `outputSchema` is a structured result (a JSON value to a script) when
+ * trusted, its JSON text when untrusted. `isError` results and protocol errors fail the call with
+ * the server's text; the run's signal cancels a call in flight (`notifications/cancelled`).
+ */
+export function mcpPack(client: McpClientLike, options?: McpPackOptions): Promise<Pack & { tools: McpPackTool[] }>;
+
 // ---- provider adapters ----------------------------------------------------------------------
 
 /** Retry options both model adapters take (`openAIChatModel`, `aiSdkModel`). */

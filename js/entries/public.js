@@ -7,4 +7,5 @@ export { openAIChatModel } from '../models/openai.js';
 export { wireToolName } from '../models/wire.js';
 export { aiSdkModel } from '../models/ai-sdk.js';
 export { webPack, userInputPack, htmlToText, USER_INPUT_PRELUDE } from '../packs/reference.js';
+export { mcpPack } from '../packs/mcp.js';
 export { version } from '../version.js';

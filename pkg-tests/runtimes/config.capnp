@@ -25,6 +25,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/models/retry.js", esModule = embed "../../pkg/models/retry.js"),
     (name = "pkg/models/wire.js", esModule = embed "../../pkg/models/wire.js"),
     (name = "pkg/packs/reference.js", esModule = embed "../../pkg/packs/reference.js"),
+    (name = "pkg/packs/mcp.js", esModule = embed "../../pkg/packs/mcp.js"),
     (name = "pkg/stores/memory.js", esModule = embed "../../pkg/stores/memory.js"),
     (name = "pkg/stores/idb.js", esModule = embed "../../pkg/stores/idb.js"),
     (name = "pkg/stores/zip.js", esModule = embed "../../pkg/stores/zip.js"),
