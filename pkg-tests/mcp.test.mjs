@@ -1,11 +1,12 @@
 // MCP servers as Packs, against the reference server @modelcontextprotocol/server-everything (a
-// devDependency) run here: through mcpPack with the SDK's client over stdio and Streamable HTTP.
-// Tools are called by script (tools.call) and by a scripted model; bad arguments, isError results,
-// protocol errors, timeouts and cancellation are checked on the real wire.
+// devDependency) run here: through mcpPack with the SDK's client over stdio and Streamable HTTP,
+// and through `runvil run --mcp` and .mcp.json. Tools are called by script (tools.call) and by a
+// scripted model; bad arguments, isError results, protocol errors, timeouts and cancellation are
+// checked on the real wire.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +16,7 @@ import { createEngine, mcpPack, scriptedModel } from '../pkg/index.js';
 import { PKG, ROOT } from './helpers.mjs';
 import { SERVER, startHttpServer } from './mcp-server.mjs';
 
+const CLI = join(PKG, 'cli.js');
 const engine = await createEngine();
 const dir = mkdtempSync(join(tmpdir(), 'runvil-mcp-'));
 
@@ -452,3 +454,172 @@ export async function served(url: string): Promise<string> {
     assert.equal(tsc, '');
   },
 );
+
+// ---- the command line ---------------------------------------------------------------------------
+
+function file(name, text) {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function cli(args, { cwd = dir, cli: bin = CLI } = {}) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd }, (error, stdout, stderr) => {
+      resolve({ code: error ? error.code : 0, stdout, stderr });
+    });
+  });
+}
+
+const STDIO = `everything=${JSON.stringify(process.execPath)} ${JSON.stringify(SERVER)} stdio`;
+
+// A script's call and a model's call, in one run: the model asks for everything_get-sum.
+const cliPrompt = file(
+  'mcp.md',
+  mcpPrompt(
+    `local echoed = tools.call('everything/echo', { message = 'from the script' })
+tools.offer('everything/get-sum')
+messages:user('Add 20 and 22.')
+local said = models.loop()
+return echoed:match('Echo: [^\\n]*') .. ' / ' .. messages[3].content:match('The sum[^\\n]*') .. ' / ' .. said`,
+    { model: true },
+  ),
+);
+const cliReplies = file(
+  'mcp.replies.json',
+  JSON.stringify([
+    {
+      content: '',
+      tool_calls: [{ id: 'c1', name: 'everything_get-sum', arguments: { a: 20, b: 22 } }],
+      finish_reason: 'tool_calls',
+    },
+    'It is 42.',
+  ]),
+);
+const CLI_RESULT = 'Echo: from the script / The sum of 20 and 22 is 42. / It is 42.\n';
+
+test('runvil run --mcp NAME=URL: a Streamable HTTP server as mcp/NAME, by script and by model', async () => {
+  const r = await cli(['run', cliPrompt, '--model-script', cliReplies, '--mcp', `everything=${http.url}`]);
+  assert.deepEqual(r, { code: 0, stdout: CLI_RESULT, stderr: '' });
+});
+
+test('runvil run --mcp "NAME=COMMAND ARGS": a stdio server as mcp/NAME, by script and by model', async () => {
+  const r = await cli(['run', cliPrompt, '--model-script', cliReplies, '--mcp', STDIO]);
+  assert.deepEqual(r, { code: 0, stdout: CLI_RESULT, stderr: '' });
+});
+
+test('runvil run serves the servers of ./.mcp.json (stdio and url), unless --no-mcp-json', async () => {
+  const project = mkdtempSync(join(dir, 'project-'));
+  writeFileSync(
+    join(project, '.mcp.json'),
+    JSON.stringify({
+      mcpServers: {
+        Everything: { command: process.execPath, args: [SERVER, '${MCP_MODE:-stdio}'], env: { GREETING: 'hi' } },
+        web: { type: 'http', url: http.url },
+      },
+    }),
+  );
+  const prompt = join(project, 'two.md');
+  writeFileSync(
+    prompt,
+    mcpPrompt(
+      "return tools.call('everything/echo', { message = 'a' }) .. tools.call('web/get-sum', { a = 1, b = 2 }) .. tools.call('everything/get-env')",
+    ).replace('uses: [mcp/everything]', 'uses: [mcp/everything, mcp/web]'),
+  );
+  const r = await cli(['run', prompt], { cwd: project });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Echo: a\n[\s\S]*The sum of 1 and 2 is 3\.[\s\S]*"GREETING": "hi"/); // env reached the server
+  // --mcp wins for a name both give.
+  const over = await cli(['run', prompt, '--mcp', `web=${http.url.replace(/\d+\/mcp$/, '1/mcp')}`], { cwd: project });
+  assert.equal(over.code, 1);
+  assert.match(over.stderr, /^runvil: MCP server web \(http:\/\/127\.0\.0\.1:1\/mcp\) could not be reached: /);
+  const ignored = await cli(['run', prompt, '--no-mcp-json'], { cwd: project });
+  assert.equal(ignored.code, 1);
+  assert.match(ignored.stderr, /RequirementsUnmet: .*\n- everything is unavailable: mcp\/everything is not installed/);
+  writeFileSync(join(project, '.mcp.json'), '{ "mcpServers": { "x": { "url": "http://${RUNVIL_TEST_UNSET_VAR}/" } } }');
+  const unset = await cli(['run', prompt], { cwd: project });
+  assert.deepEqual(unset, {
+    code: 2,
+    stdout: '',
+    stderr: 'runvil: .mcp.json: mcpServers."x".url uses ${RUNVIL_TEST_UNSET_VAR}, which is not set\n',
+  });
+  writeFileSync(join(project, '.mcp.json'), '{ "mcpServers": [] ');
+  assert.match((await cli(['run', prompt], { cwd: project })).stderr, /^runvil: \.mcp\.json is not JSON: /);
+});
+
+test('runvil run: an unreachable or failing server ends the command, naming it', async () => {
+  const unreachable = await cli(['run', cliPrompt, '--mcp', 'everything=http://127.0.0.1:1/mcp']);
+  assert.equal(unreachable.code, 1);
+  assert.match(
+    unreachable.stderr,
+    /^runvil: MCP server everything \(http:\/\/127\.0\.0\.1:1\/mcp\) could not be reached: fetch failed\n$/,
+  );
+  const missing = await cli(['run', cliPrompt, '--mcp', 'everything=runvil-no-such-command --flag']);
+  assert.deepEqual(missing, {
+    code: 1,
+    stdout: '',
+    stderr:
+      'runvil: MCP server everything (runvil-no-such-command --flag) could not be started: spawn runvil-no-such-command ENOENT\n',
+  });
+  const dies = await cli([
+    'run',
+    cliPrompt,
+    '--mcp',
+    `everything=${JSON.stringify(process.execPath)} -e "console.error('no config'); process.exit(3)"`,
+  ]);
+  assert.equal(dies.code, 1);
+  assert.match(
+    dies.stderr,
+    /^runvil: MCP server everything \(.* -e .*\) could not be started: MCP error -32000: Connection closed\neverything's stderr ends:\nno config\n$/,
+  );
+  const bad = await cli(['run', cliPrompt, '--mcp', 'Everything=http://x']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^runvil: --mcp: the server name 'Everything' must be lowercase/);
+  assert.equal((await cli(['run', cliPrompt, '--mcp', `a=${http.url}`, '--mcp', `a=${http.url}`])).code, 2);
+});
+
+test('runvil run --mcp without the MCP SDK says how to install it', async () => {
+  // A copy of the package where no node_modules above it holds the SDK.
+  const alone = mkdtempSync(join(tmpdir(), 'runvil-no-sdk-'));
+  try {
+    cpSync(PKG, join(alone, 'runvil'), { recursive: true });
+    const r = await cli(['run', cliPrompt, '--mcp', `everything=${http.url}`], {
+      cwd: alone,
+      cli: join(alone, 'runvil/cli.js'),
+    });
+    assert.deepEqual(r, {
+      code: 1,
+      stdout: '',
+      stderr:
+        'runvil: MCP servers need the MCP TypeScript SDK, which is not installed: npm i @modelcontextprotocol/sdk\n',
+    });
+  } finally {
+    rmSync(alone, { recursive: true, force: true });
+  }
+});
+
+test('runvil run: Ctrl-C during an MCP call cancels it; the command ends (130) once its server is closed', async () => {
+  const prompt = file(
+    'slow.md',
+    mcpPrompt("return tools.call('everything/trigger-long-running-operation', { duration = 60, steps = 60 })"),
+  );
+  const child = spawn(process.execPath, [CLI, 'run', prompt, '--events', '--mcp', STDIO], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  let interrupting = false;
+  const started = Date.now();
+  child.stderr.on('data', (d) => {
+    stderr += d;
+    // Main's section_started comes right before its call, which is on the wire well within 500 ms.
+    if (stderr.includes('"heading":"## Main"') && !interrupting) {
+      interrupting = true;
+      setTimeout(() => child.kill('SIGINT'), 500);
+    }
+  });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  assert.equal(code, 130, stderr);
+  assert.ok(Date.now() - started < 20_000);
+  assert.match(stderr, /\nCancelled: /);
+});

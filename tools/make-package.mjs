@@ -196,6 +196,10 @@ function packageJson(version, files) {
     files,
     // 20.19 is the first Node 20 whose require() loads ES modules (docs/packaging.md, CommonJS).
     engines: { node: '>=20.19' },
+    // `runvil run --mcp` and .mcp.json connect MCP servers with the MCP TypeScript SDK, imported
+    // only then (js/cli/mcp.js); mcpPack takes a client by structure and imports nothing.
+    peerDependencies: { '@modelcontextprotocol/sdk': '^1.13.0' },
+    peerDependenciesMeta: { '@modelcontextprotocol/sdk': { optional: true } },
     sideEffects: false,
   };
 }

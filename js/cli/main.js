@@ -10,12 +10,13 @@ import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
+import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { progressReporter } from './progress.js';
 
 const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [--seed N] [--events [jsonl]]
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
                   [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
-                  [--pack MODULE]...
+                  [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
@@ -48,6 +49,13 @@ On a terminal, progress (section, model round, tool call) goes to stderr as the 
   --pack MODULE         serve the Packs a JS module exports (repeatable): its default export (a
                         Pack, an array of Packs, or a function answering either) and every named
                         export that is a Pack (an object with a name and tools)
+  --mcp NAME=URL        serve the MCP server at URL (Streamable HTTP) as the Pack mcp/NAME
+  --mcp "NAME=COMMAND ARGS"
+                        start COMMAND with ARGS and serve it (stdio) as the Pack mcp/NAME;
+                        --mcp repeats. The servers of ./.mcp.json ({"mcpServers": {NAME:
+                        {"command", "args", "env"} | {"url"}}}) are served too, --mcp winning
+                        for a NAME both give. Needs the MCP SDK: npm i @modelcontextprotocol/sdk
+  --no-mcp-json         do not read ./.mcp.json
 
 The Packs user-input (its ask tool reads the operator's next line from this terminal) and web
 (fetch; search needs a provider, so it reports none) are always served.
@@ -55,8 +63,8 @@ log() lines go to stderr as the run goes; on a terminal, so do progress lines an
 tokens each model role used.
 
 Exit status: 0 on success; 1 when the run fails (stderr: "<Kind>: <message>", then the file, line
-and section where it happened when known); 2 on usage errors;
-130 when interrupted (Ctrl-C cancels the run: its store changes so far are kept).`;
+and section where it happened when known) or an MCP server cannot be reached or started; 2 on usage
+errors; 130 when interrupted (Ctrl-C cancels the run: its store changes so far are kept).`;
 
 /** --limit-<name> options and the engine limits they set. */
 const LIMIT_OPTIONS = {
@@ -275,6 +283,8 @@ export async function main(argv, createEngine) {
         ...Object.fromEntries(Object.keys(LIMIT_OPTIONS).map((name) => [name, { type: 'string' }])),
         'model-script': { type: 'string' },
         model: { type: 'string', multiple: true, default: [] },
+        mcp: { type: 'string', multiple: true },
+        'no-mcp-json': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -373,6 +383,33 @@ export async function main(argv, createEngine) {
   };
   options.packs = [userInputPack({ ask }), webPack()];
   for (const path of values.pack) options.packs.push(...(await packsOf(path)));
+
+  // MCP servers: ./.mcp.json's, then --mcp's (which win for a name both give), each as mcp/NAME.
+  const servers = new Map();
+  let mcp;
+  try {
+    for (const server of values['no-mcp-json'] ? [] : await readMcpJson(process.cwd()))
+      servers.set(server.name, server);
+    const flagged = new Set();
+    for (const value of values.mcp ?? []) {
+      let server;
+      try {
+        server = parseMcpFlag(value);
+      } catch (error) {
+        usage(error.message);
+      }
+      if (flagged.has(server.name)) usage(`--mcp names the server '${server.name}' twice`);
+      flagged.add(server.name);
+      servers.set(server.name, server);
+    }
+    mcp = await connectMcpServers([...servers.values()]);
+  } catch (error) {
+    if (!(error instanceof McpSetupError)) throw error;
+    process.stderr.write(`runvil: ${error.message}\n`);
+    lines.close();
+    return error.exitCode;
+  }
+  options.packs.push(...mcp.packs);
   const writeLine = (line) => process.stderr.write(`${line}\n`);
   const progress = process.stderr.isTTY && !values.quiet ? progressReporter(writeLine) : undefined;
   if (values.events) options.onEvent = (event) => writeLine(JSON.stringify(event));
@@ -390,7 +427,13 @@ export async function main(argv, createEngine) {
   options.signal = controller.signal;
   process.once('SIGINT', () => controller.abort());
 
-  const engine = await createEngine();
+  let engine;
+  try {
+    engine = await createEngine();
+  } catch (error) {
+    await mcp.close();
+    throw error;
+  }
   let outcome;
   try {
     outcome = await engine.run(source, options);
@@ -398,6 +441,10 @@ export async function main(argv, createEngine) {
     // engine.run rejects only on API misuse: a bug here, not in the prompt.
     process.stderr.write(`runvil: internal error: ${error.stack ?? error}\n`);
     return 1;
+  } finally {
+    // Every server, whatever the outcome: an open client (a stdio child, an HTTP session) would
+    // keep the process alive.
+    await mcp.close();
   }
   lines.close();
   process.removeAllListeners('SIGINT');
