@@ -502,10 +502,12 @@ export function wireToolName(name: string): string;
 
 /**
  * What `aiSdkModel` needs of a Vercel AI SDK language model: the provider specification's
- * LanguageModelV2 (the providers of AI SDK 5), by structure; the package does not depend on `ai`.
+ * LanguageModelV2, V3 or V4 (the providers of AI SDK 5, 6 and 7), by structure; the package does
+ * not depend on `ai`.
  */
 export interface AiSdkLanguageModel {
-  readonly specificationVersion: 'v2';
+  /** `v2`: AI SDK 5 providers; `v3`: AI SDK 6; `v4`: AI SDK 7. */
+  readonly specificationVersion: 'v2' | 'v3' | 'v4';
   readonly provider: string;
   readonly modelId: string;
   // `never`: any provider's own call options type fits (aiSdkModel passes AiSdkCallOptions).
@@ -528,18 +530,23 @@ export interface AiSdkCallOptions {
   frequencyPenalty?: number;
   seed?: number;
   responseFormat?: { type: 'text' } | { type: 'json'; schema?: JsonSchema; name?: string; description?: string };
+  /** V4 only (AI SDK 7): how much the model reasons; a role spec's `reasoning_effort` or `reasoning`. */
+  reasoning?: 'provider-default' | 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
   headers?: Record<string, string | undefined>;
   providerOptions?: Record<string, Record<string, unknown>>;
   [option: string]: unknown;
 }
 
 /**
- * A model function over a Vercel AI SDK language model (`doGenerate`, or `doStream` with
- * `stream: true`). A role spec's options are passed by the call options' names (`temperature`,
- * `max_tokens` / `maxOutputTokens`, `top_p`, `top_k`, `stop`, `seed`, `presence_penalty`,
- * `frequency_penalty`, `response_format`, `tool_choice`, `providerOptions`, `headers`; its `params`
- * verbatim); others are reported as a `model_warning` event. Retries what the provider marks
- * retryable (`isRetryable`), honouring retry-after; the run's signal is the call's `abortSignal`.
+ * A model function over a Vercel AI SDK language model of specification v2, v3 or v4 (AI SDK 5, 6
+ * or 7 providers; `doGenerate`, or `doStream` with `stream: true`). A role spec's options are
+ * passed by the call options' names (`temperature`, `max_tokens` / `maxOutputTokens`, `top_p`,
+ * `top_k`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`, `response_format`,
+ * `tool_choice`, `providerOptions`, `headers`, and for v4 `reasoning_effort` / `reasoning`; its
+ * `params` verbatim); others are reported as a `model_warning` event, as are reply parts a Runvil
+ * reply has no place for (files, sources, the provider's own tool calls); a provider's
+ * tool-approval request is a `Model` error. Retries what the provider marks retryable
+ * (`isRetryable`), honouring retry-after; the run's signal is the call's `abortSignal`.
  */
 export function aiSdkModel(
   languageModel: AiSdkLanguageModel,

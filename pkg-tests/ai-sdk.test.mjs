@@ -1,7 +1,9 @@
-// aiSdkModel: a Vercel AI SDK language model (LanguageModelV2) as a Runvil model function. Driven
-// two ways: with the SDK's own mock model (`MockLanguageModelV2` from `ai/test`, which records the
-// call options it gets), and with `@ai-sdk/openai-compatible` pointed at the local chat-completions
-// server (the real provider code, over HTTP). Both end to end through prompts with tool loops.
+// aiSdkModel: a Vercel AI SDK language model (LanguageModelV2, AI SDK 5) as a Runvil model function.
+// Driven two ways: with the SDK's own mock model (`MockLanguageModelV2` from `ai/test`, which records
+// the call options it gets), and with `@ai-sdk/openai-compatible` pointed at the local
+// chat-completions server (the real provider code, over HTTP). Both end to end through prompts with
+// tool loops. What differs between the specification versions (v2, v3, v4: AI SDK 5, 6, 7) is
+// driven for each in ai-sdk-versions.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MockLanguageModelV2 } from 'ai/test';
@@ -85,7 +87,7 @@ test('what is not sent is said: role spec options that are not call options, ano
   assert.equal(mock.doGenerateCalls[0].seed, 3);
   assert.equal(mock.doGenerateCalls[0].stopSequences, undefined);
   assert.deepEqual(events.filter((e) => e.event === 'model_warning').map((e) => e.message), [
-    'role spec options not sent (not AI SDK call options, or values they cannot take; provider-specific ones go in providerOptions): reasoning_effort, stop',
+    'role spec options not sent (not AI SDK v2 call options, or values they cannot take; provider-specific ones go in providerOptions): reasoning_effort, stop',
     "the role asks for model m-b; aiSdkModel serves the model it was given (m-a); pick models per role with engine.run's models function",
     'the provider does not support the setting seed: no seeds here',
     'beware',
@@ -272,7 +274,7 @@ test('aiSdkModel checks what it is given', () => {
   assert.throws(() => aiSdkModel('gpt-4o'), { name: 'TypeError', message: "aiSdkModel: pass the provider's model object (e.g. openai('gpt-4o')), not a model id string" });
   assert.throws(() => aiSdkModel(undefined), { name: 'TypeError', message: 'aiSdkModel: languageModel must be an AI SDK language model (an object with doGenerate and doStream)' });
   const v1 = { specificationVersion: 'v1', provider: 'old', modelId: 'm', defaultObjectGenerationMode: 'json', doGenerate: async () => ({}), doStream: async () => ({}) };
-  assert.throws(() => aiSdkModel(v1), { name: 'TypeError', message: 'aiSdkModel: the model implements the AI SDK language model specification v1; aiSdkModel speaks v2, the specification of the AI SDK 5 providers' });
+  assert.throws(() => aiSdkModel(v1), { name: 'TypeError', message: 'aiSdkModel: the model implements the AI SDK language model specification v1; aiSdkModel speaks v2, v3 and v4 (the providers of AI SDK 5, 6 and 7)' });
   assert.throws(() => aiSdkModel({ ...v1, specificationVersion: 'v2', doStream: undefined }, { stream: true }), /stream: true needs a model with a doStream method/);
   assert.throws(() => aiSdkModel(mock, { stream: 'yes' }), /stream must be a boolean/);
   assert.throws(() => aiSdkModel(mock, { maxRetries: -1 }), /maxRetries must be a non-negative integer/);

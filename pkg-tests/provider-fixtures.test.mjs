@@ -2,14 +2,29 @@
 // the providers' documented response shapes (never recorded from a live service). Each fixture
 // names its provider and what it exercises, the answers the local server gives in order, and the
 // expected outcome of a prompt run through openAIChatModel and through aiSdkModel over
-// @ai-sdk/openai-compatible (the AI SDK path may expect something else, or be skipped with a
-// reason). Fixture format: pkg-tests/fixtures/providers/README.md.
+// @ai-sdk/openai-compatible of each AI SDK major (the AI SDK path may expect something else, or be
+// skipped with a reason). Fixture format: pkg-tests/fixtures/providers/README.md.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createEngine, openAIChatModel, aiSdkModel } from '../pkg/index.js';
 import { localProvider } from './helpers.mjs';
+
+/**
+ * The AI SDK majors the corpus runs through, each with its own @ai-sdk/openai-compatible (installed
+ * side by side: ai-sdk-versions.test.mjs), and the fixture field of its expectation: `aiSdk` from
+ * AI SDK 5 on, `aiSdk6` (when given) from 6 on, `aiSdk7` from 7 on. AI SDK 7 needs Node >= 22.
+ */
+const NODE = Number(process.versions.node.split('.')[0]);
+const SDKS = [
+  { sdk: 5, compat: '@ai-sdk/openai-compatible', field: 'aiSdk' },
+  { sdk: 6, compat: 'openai-compatible6', field: 'aiSdk6' },
+  { sdk: 7, compat: 'openai-compatible7', field: 'aiSdk7', node: 22 },
+];
+for (const s of SDKS) {
+  if (s.node && NODE < s.node) s.skip = `AI SDK ${s.sdk} needs Node >= ${s.node}; this is Node ${process.versions.node}: run tools/node24/node_modules/node24/bin/node --test pkg-tests/*.test.mjs`;
+  else s.createOpenAICompatible = (await import(s.compat)).createOpenAICompatible;
+}
 
 const DIR = new URL('./fixtures/providers/', import.meta.url);
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
@@ -91,7 +106,11 @@ test('every fixture says which provider it stands for, what it exercises and wha
     assert.ok(BODY[f.prompt], `${f.file}: prompt ${f.prompt}`);
     assert.ok(Array.isArray(f.responses) && f.responses.length, `${f.file}: responses`);
     assert.ok(f.expect && typeof f.expect === 'object', `${f.file}: expect`);
-    assert.ok(f.aiSdk === 'same' || (f.aiSdk && typeof f.aiSdk === 'object'), `${f.file}: aiSdk is "same", an expectation or { skip }`);
+    for (const { field } of SDKS) {
+      const ai = f[field];
+      if (field !== 'aiSdk' && ai === undefined) continue; // as AI SDK 5
+      assert.ok(ai === 'same' || (ai && typeof ai === 'object'), `${f.file}: ${field} is "same", an expectation or { skip }`);
+    }
   }
 });
 
@@ -101,9 +120,12 @@ for (const f of fixtures) {
     const baseURL = provider.baseURL + (f.query ? `/?${f.query}` : '');
     await check(f, openAIChatModel({ baseURL, apiKey: 'sk-fixture', model: f.model ?? 'test-model', stream: f.stream ?? false, ...options }), f.expect, f.spec);
   });
-  const ai = f.aiSdk === 'same' ? f.expect : f.aiSdk;
-  test(`${f.file} (${f.provider}) through aiSdkModel + openai-compatible`, { skip: ai.skip }, async () => {
-    const sdk = createOpenAICompatible({ name: 'fixture', baseURL: provider.baseURL, apiKey: 'sk-fixture', includeUsage: true, ...(f.query && { queryParams: Object.fromEntries(new URLSearchParams(f.query)) }) });
-    await check(f, aiSdkModel(sdk.chatModel(f.model ?? 'test-model'), { stream: f.stream ?? false, ...options }), ai, ai.spec ?? f.spec);
-  });
+  for (const [i, s] of SDKS.entries()) {
+    const own = SDKS.slice(0, i + 1).map(({ field }) => f[field]).findLast((e) => e !== undefined);
+    const ai = own === 'same' ? f.expect : own;
+    test(`${f.file} (${f.provider}) through aiSdkModel + openai-compatible (AI SDK ${s.sdk})`, { skip: s.skip ?? ai.skip }, async () => {
+      const sdk = s.createOpenAICompatible({ name: 'fixture', baseURL: provider.baseURL, apiKey: 'sk-fixture', includeUsage: true, ...(f.query && { queryParams: Object.fromEntries(new URLSearchParams(f.query)) }) });
+      await check(f, aiSdkModel(sdk.chatModel(f.model ?? 'test-model'), { stream: f.stream ?? false, ...options }), ai, ai.spec ?? f.spec);
+    });
+  }
 }

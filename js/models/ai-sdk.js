@@ -1,20 +1,25 @@
 // @ts-check
 // aiSdkModel: a Vercel AI SDK language model as a Runvil model function (`ModelFn` in index.d.ts), so
 // every provider written for the AI SDK (Anthropic, Google, Mistral, Bedrock, Ollama, ...) plugs in.
-// It speaks the provider specification's LanguageModelV2 (`doGenerate` / `doStream`, the shape the
-// providers of AI SDK 5 implement) by structure alone: the package imports neither `ai` nor any
-// provider.
+// It speaks the provider specification's LanguageModelV2, V3 and V4 (`doGenerate` / `doStream`, the
+// shapes the providers of AI SDK 5, 6 and 7 implement) by structure alone: the package imports
+// neither `ai` nor any provider. The model's `specificationVersion` says which it implements.
 //
 // What it adds to one doGenerate (js/README.md, "aiSdkModel"), as openAIChatModel does for its
 // protocol: the run's messages and tools in the specification's prompt and tool shapes, the role
 // spec's options by name, retries of what the provider marks retryable (APICallError.isRetryable,
 // honouring retry-after), a per-attempt timeout raced against the run's signal, finish reasons
 // and errors as Model errors that say what happened, usage, text deltas as `model_delta` events
-// with `stream: true`, and a call to a tool that was not offered answered inside the round.
+// with `stream: true`, and a call to a tool that was not offered answered inside the round. What a
+// reply holds that a Runvil reply cannot (files, sources, the provider's own tool calls, approval
+// requests) is reported or refused, never dropped unsaid (docs/providers.md, "What is not kept").
 
 import { isObject } from '../core/values.js';
 import { cancelled, retryAfter, retryableStatus, retryOptions, retryOrThrow, withDeadline } from './retry.js';
 import { TOOL_CHOICE_WORDS, askRepairingUnknownTools, nameMap, parseArguments } from './wire.js';
+
+/** The specification versions aiSdkModel speaks (v2: the providers of AI SDK 5, v3: of 6, v4: of 7). */
+const SPECIFICATIONS = new Set(['v2', 'v3', 'v4']);
 
 /**
  * Role spec keys and the call option each sets: the names openAIChatModel sends (so one prompt
@@ -40,9 +45,15 @@ const CALL_OPTION = {
   responseFormat: 'responseFormat',
   tool_choice: 'toolChoice',
   toolChoice: 'toolChoice',
+  reasoning_effort: 'reasoning',
+  reasoning: 'reasoning',
   providerOptions: 'providerOptions',
   headers: 'headers',
 };
+/** Call options a specification version added, with the version's number. */
+const SINCE = { reasoning: 4 };
+/** The reasoning levels of LanguageModelV4's `reasoning` call option. */
+const REASONING_LEVELS = new Set(['provider-default', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 /** Role spec keys that are Runvil's (`params` is merged into the call options verbatim). */
 const RUNVIL_KEYS = new Set(['model', 'description', 'context', 'params']);
 /** Call options the adapter sets itself. */
@@ -79,6 +90,8 @@ function convertOption(name, value, names) {
       if (typeof value.function?.name === 'string') return named(value.function.name);
       return undefined;
     }
+    case 'reasoning':
+      return REASONING_LEVELS.has(value) ? value : undefined;
     case 'providerOptions':
     case 'headers':
       return isObject(value) ? value : undefined;
@@ -87,15 +100,19 @@ function convertOption(name, value, names) {
   }
 }
 
-/** The call options of one request (without the prompt), and what of the role spec was not sent. */
-function callOptionsOf(request, defaults, names) {
+/**
+ * The call options of one request (without the prompt) for a model of specification `version`,
+ * and what of the role spec was not sent.
+ */
+function callOptionsOf(request, defaults, names, version) {
   const spec = isObject(request.spec) ? request.spec : {};
   const options = { ...defaults, ...(isObject(spec.params) ? spec.params : {}) };
   const unsent = [];
   for (const [key, value] of Object.entries(spec)) {
     if (RUNVIL_KEYS.has(key) || value === undefined || value === null) continue;
     const name = CALL_OPTION[key];
-    const converted = name && convertOption(name, value, names);
+    const known = name && !(SINCE[name] > Number(version.slice(1)));
+    const converted = known ? convertOption(name, value, names) : undefined;
     if (converted === undefined) {
       unsent.push(key);
     } else if (name === 'providerOptions' && isObject(options.providerOptions)) {
@@ -123,7 +140,11 @@ function callOptionsOf(request, defaults, names) {
   return { options, unsent };
 }
 
-/** The run's messages as the specification's prompt. */
+/**
+ * The run's messages as the specification's prompt. The parts Runvil sends (system text, user
+ * text, assistant text / reasoning / tool-call, tool-result with text output) are spelled the
+ * same in V2, V3 and V4.
+ */
 function promptOf(messages, names) {
   const toolNames = new Map(); // tool call id -> the wire name it was called by
   const prompt = [];
@@ -163,39 +184,162 @@ function promptOf(messages, names) {
   return prompt;
 }
 
-/** The specification's usage as the reply's `usage` (js/README.md); undefined when it has no counts. */
-function usageOf(u) {
-  if (!isObject(u)) return undefined;
-  const n = (v) => (Number.isFinite(v) && v >= 0 ? v : undefined);
-  const input = n(u.inputTokens);
-  const output = n(u.outputTokens);
-  if (input === undefined && output === undefined) return undefined;
-  const usage = { input_tokens: input ?? 0, output_tokens: output ?? 0 };
-  if (n(u.cachedInputTokens) !== undefined) usage.cached_tokens = u.cachedInputTokens;
-  if (n(u.reasoningTokens) !== undefined) usage.reasoning_tokens = u.reasoningTokens;
-  return usage;
-}
-
-function warningText(w) {
-  if (!isObject(w)) return String(w);
-  const details = typeof w.details === 'string' && w.details ? `: ${w.details}` : '';
-  if (w.type === 'unsupported-setting') return `the provider does not support the setting ${w.setting}${details}`;
-  if (w.type === 'unsupported-tool') {
-    return `the provider does not support the tool ${w.tool?.name ?? w.tool?.id ?? ''}${details}`;
-  }
-  return typeof w.message === 'string' ? w.message : JSON.stringify(w).slice(0, 500);
+/** A count the specification reports: a non-negative number, else undefined. */
+const count = (v) => (Number.isFinite(v) && v >= 0 ? v : undefined);
+/** The sum of the counts given, undefined when none is. */
+function total(...values) {
+  const given = values.map(count).filter((v) => v !== undefined);
+  return given.length ? given.reduce((a, b) => a + b, 0) : undefined;
 }
 
 /**
- * The parts a reply is made of (replyOf), from a doGenerate result or a doStream stream.
- * @typedef {object} Parts
- * @property {string} text
- * @property {string} reasoning
- * @property {any[]} calls the tool-call parts
- * @property {unknown} finishReason
- * @property {unknown} usage
- * @property {unknown} modelId
+ * The specification's usage as the reply's `usage` (js/README.md); undefined when it has no counts.
+ * V2 is flat (`inputTokens`, `outputTokens`, `cachedInputTokens`, `reasoningTokens` numbers); V3
+ * and V4 nest (`inputTokens: { total, noCache, cacheRead, cacheWrite }`, `outputTokens: { total,
+ * text, reasoning }`). Read by shape, so a provider that answers in the other version's shape is
+ * still counted.
  */
+function usageOf(u) {
+  if (!isObject(u)) return undefined;
+  let input;
+  let output;
+  let cached;
+  let reasoning;
+  if (isObject(u.inputTokens) || isObject(u.outputTokens)) {
+    const i = isObject(u.inputTokens) ? u.inputTokens : {};
+    const o = isObject(u.outputTokens) ? u.outputTokens : {};
+    // `total` counts every input token, cached ones (read or written) included, as OpenAI's
+    // prompt_tokens does: without it, its parts add up to it.
+    input = count(i.total) ?? total(i.noCache, i.cacheRead, i.cacheWrite);
+    output = count(o.total) ?? total(o.text, o.reasoning);
+    cached = count(i.cacheRead);
+    reasoning = count(o.reasoning);
+  } else {
+    input = count(u.inputTokens);
+    output = count(u.outputTokens);
+    cached = count(u.cachedInputTokens);
+    reasoning = count(u.reasoningTokens);
+  }
+  if (input === undefined && output === undefined) return undefined;
+  const usage = { input_tokens: input ?? 0, output_tokens: output ?? 0 };
+  if (cached !== undefined) usage.cached_tokens = cached;
+  if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
+  return usage;
+}
+
+/** The unified finish reason: V2's string, or V3's and V4's `{ unified, raw }`. */
+function finishOf(reason) {
+  if (typeof reason === 'string') return reason;
+  return isObject(reason) && typeof reason.unified === 'string' ? reason.unified : undefined;
+}
+
+/** A call warning as a `model_warning` message: V2's, V3's and V4's kinds. */
+function warningText(w) {
+  if (!isObject(w)) return String(w);
+  const details = typeof w.details === 'string' && w.details ? `: ${w.details}` : '';
+  switch (w.type) {
+    case 'unsupported-setting': // V2
+      return `the provider does not support the setting ${w.setting}${details}`;
+    case 'unsupported-tool': // V2
+      return `the provider does not support the tool ${w.tool?.name ?? w.tool?.id ?? ''}${details}`;
+    case 'unsupported': // V3, V4
+      return `the provider does not support ${w.feature}${details}`;
+    case 'compatibility': // V3, V4
+      return `the provider serves ${w.feature} in a compatibility mode${details}`;
+    case 'deprecated': {
+      // V4
+      const why = typeof w.message === 'string' && w.message ? `: ${w.message}` : '';
+      return `the provider deprecates ${w.setting}${why}`;
+    }
+    default:
+      return typeof w.message === 'string' ? w.message : JSON.stringify(w).slice(0, 500);
+  }
+}
+
+/**
+ * The parts a reply is made of (replyOf), from a doGenerate result or a doStream stream, and what
+ * of it a Runvil reply has no place for: the provider's own tool calls and results (by tool
+ * name), files (by media type), sources and citations, provider-specific content (by kind),
+ * approval requests, and parts of a type the adapter does not know.
+ * @typedef {{ text: string, reasoning: string, calls: any[], finishReason: unknown, usage: unknown, modelId: unknown,
+ *   providerTools: string[], providerCalls: Map<unknown, string>, files: string[], sources: string[], custom: string[],
+ *   approvals: any[], unknown: string[] }} Parts
+ */
+
+/** @returns {Parts} */
+function emptyParts() {
+  return {
+    text: '',
+    reasoning: '',
+    calls: [],
+    finishReason: undefined,
+    usage: undefined,
+    modelId: undefined,
+    providerTools: [],
+    providerCalls: new Map(),
+    files: [],
+    sources: [],
+    custom: [],
+    approvals: [],
+    unknown: [],
+  };
+}
+
+/** A tool call's or result's tool name, for a message. */
+const toolNameOf = (part) => (typeof part.toolName === 'string' && part.toolName ? part.toolName : '(unnamed)');
+
+/** How a source is named in a warning: its URL, else its title. */
+function sourceName(source) {
+  if (!isObject(source)) return String(source);
+  if (typeof source.url === 'string') return source.url;
+  return JSON.stringify(source.title ?? source.filename ?? source.id ?? '');
+}
+
+/**
+ * Notes in `got` a content part, or a stream part of the same type, that is not text: true when
+ * it was one of those (`tool-call`, `tool-result`, `tool-approval-request`, `file`,
+ * `reasoning-file`, `source`, `custom`).
+ * @param {Parts} got
+ */
+function notePart(got, part) {
+  switch (part.type) {
+    case 'tool-call':
+      // A call the provider ran itself (e.g. its web search) is not the host's to run.
+      if (part.providerExecuted) {
+        got.providerTools.push(toolNameOf(part));
+        got.providerCalls.set(part.toolCallId, toolNameOf(part));
+      } else {
+        got.calls.push(part);
+      }
+      return true;
+    case 'tool-result': // always the provider's own tool's (the host's results are the run's)
+      got.providerTools.push(toolNameOf(part));
+      return true;
+    case 'tool-approval-request': // V3, V4
+      got.approvals.push(part);
+      return true;
+    case 'file':
+      got.files.push(String(part.mediaType));
+      return true;
+    case 'reasoning-file': // V4
+      got.files.push(`${part.mediaType} (reasoning)`);
+      return true;
+    case 'source':
+      got.sources.push(sourceName(part));
+      return true;
+    case 'custom': // V4
+      got.custom.push(String(part.kind));
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** A text part's (V4) or text-end stream part's citations, among the sources. */
+function noteCitations(got, part) {
+  if (!Array.isArray(part.citations)) return;
+  for (const c of part.citations) got.sources.push(sourceName(c?.source));
+}
 
 /**
  * A doGenerate result as the parts a reply is made of.
@@ -203,25 +347,40 @@ function warningText(w) {
  */
 function collect(result, warn) {
   if (!isObject(result)) throw new Error('the AI SDK model answered with something that is not a result object');
-  /** @type {Parts} */
-  const got = {
-    text: '',
-    reasoning: '',
-    calls: [],
-    finishReason: result.finishReason,
-    usage: result.usage,
-    modelId: result.response?.modelId,
-  };
+  const got = emptyParts();
+  got.finishReason = result.finishReason;
+  got.usage = result.usage;
+  got.modelId = result.response?.modelId;
   for (const w of Array.isArray(result.warnings) ? result.warnings : []) warn(warningText(w));
   for (const part of Array.isArray(result.content) ? result.content : []) {
     if (!isObject(part)) continue;
-    if (part.type === 'text' && typeof part.text === 'string') got.text += part.text;
-    else if (part.type === 'reasoning' && typeof part.text === 'string') got.reasoning += part.text;
-    // A call the provider ran itself (e.g. its web search) is not the host's to run.
-    else if (part.type === 'tool-call' && !part.providerExecuted) got.calls.push(part);
+    if (part.type === 'text') {
+      if (typeof part.text === 'string') got.text += part.text;
+      noteCitations(got, part);
+    } else if (part.type === 'reasoning') {
+      if (typeof part.text === 'string') got.reasoning += part.text;
+    } else if (!notePart(got, part)) {
+      got.unknown.push(String(part.type));
+    }
   }
   return got;
 }
+
+/** Stream parts that carry nothing a reply keeps beyond what other parts carry. */
+const STREAM_FRAMING = new Set([
+  // A block's bounds: its deltas carry the text.
+  'text-start',
+  'reasoning-start',
+  'reasoning-end',
+  // A call's input in pieces: the tool-call part carries it whole.
+  'tool-input-start',
+  'tool-input-delta',
+  'tool-input-end',
+  // V4: a keep-alive (it renews timeoutMs, as every part does).
+  'ping',
+  // Only sent with includeRawChunks, which the adapter never asks for.
+  'raw',
+]);
 
 /**
  * A doStream stream read to its end, text and reasoning told to `tell` as they come.
@@ -232,8 +391,7 @@ async function readParts(stream, touch, tell, warn) {
     throw new Error('the AI SDK model answered doStream without a readable stream');
   }
   const reader = stream.getReader();
-  /** @type {Parts} */
-  const got = { text: '', reasoning: '', calls: [], finishReason: undefined, usage: undefined, modelId: undefined };
+  const got = emptyParts();
   try {
     for (;;) {
       const { value: part, done } = await reader.read();
@@ -253,8 +411,8 @@ async function readParts(stream, touch, tell, warn) {
             tell({ reasoning: part.delta });
           }
           break;
-        case 'tool-call':
-          if (!part.providerExecuted) got.calls.push(part);
+        case 'text-end': // V4: with the block's citations
+          noteCitations(got, part);
           break;
         case 'response-metadata':
           if (typeof part.modelId === 'string') got.modelId = part.modelId;
@@ -268,13 +426,45 @@ async function readParts(stream, touch, tell, warn) {
           break;
         case 'error':
           throw part.error ?? new Error('the stream reported an error');
-        default: // text-start/-end, tool-input-*, sources, files, raw: nothing a reply keeps
+        default:
+          if (!STREAM_FRAMING.has(part.type) && !notePart(got, part)) got.unknown.push(String(part.type));
       }
     }
   } catch (error) {
     reader.cancel().catch(() => {});
     throw error;
   }
+}
+
+/** `items` once each, in order, the first `max` of them and how many more there were. */
+function listed(items, max = 10) {
+  const once = [...new Set(items)];
+  const more = once.length > max ? ` and ${once.length - max} more` : '';
+  return once.slice(0, max).join(', ') + more;
+}
+
+/**
+ * What a reply had that a Runvil reply has no place for, each kind as one `model_warning`
+ * message (docs/providers.md, "What is not kept").
+ * @param {Parts} got
+ */
+function unkept(got) {
+  const said = [];
+  const tools = listed(got.providerTools);
+  if (tools) {
+    said.push(
+      `the provider ran its own tools (provider-executed, not the run's): ${tools}; their calls and results are not part of the reply, nor of the conversation sent back`,
+    );
+  }
+  const files = listed(got.files);
+  if (files) said.push(`the reply's files are not kept (a Runvil reply is text): ${files}`);
+  const sources = listed(got.sources);
+  if (sources) said.push(`the reply's sources are not kept (a Runvil reply is text): ${sources}`);
+  const custom = listed(got.custom);
+  if (custom) said.push(`the reply's provider-specific content is not kept: ${custom}`);
+  const unknown = listed(got.unknown);
+  if (unknown) said.push(`the reply had parts aiSdkModel does not know, not kept: ${unknown}`);
+  return said;
 }
 
 /**
@@ -334,11 +524,22 @@ function failureOf(error) {
   return { text: `the AI SDK model failed${name}: ${message}`, retry: error?.isRetryable === true };
 }
 
-/** The reply (`ModelResponse` in index.d.ts) from the parts, or an Error with a model-safe message. */
-function replyOf(got, names, turn, modelId) {
-  if (got.finishReason === 'error') {
-    throw new Error('the model provider ended the reply with an error (finish reason error)');
+/**
+ * The reply (js-api.md) from the parts, or an Error with a model-safe message; what the parts had
+ * that the reply has no place for is told to `warn`.
+ * @param {Parts} got
+ */
+function replyOf(got, names, turn, modelId, warn) {
+  if (got.approvals.length) {
+    // The provider waits for an answer (a tool-approval-response) that a Runvil conversation cannot give.
+    const tools = listed(got.approvals.map((a) => got.providerCalls.get(a.toolCallId) ?? `call ${a.toolCallId}`));
+    throw new Error(
+      `the provider asks for approval to run its own tool ${tools} (tool-approval-request); aiSdkModel cannot answer one: configure the provider's tool to run without approval`,
+    );
   }
+  for (const message of unkept(got)) warn(message);
+  const finish = finishOf(got.finishReason);
+  if (finish === 'error') throw new Error('the model provider ended the reply with an error (finish reason error)');
   const reply = { content: got.text, finish_reason: 'stop' };
   if (got.calls.length) {
     reply.tool_calls = got.calls.map((c, i) => ({
@@ -347,10 +548,10 @@ function replyOf(got, names, turn, modelId) {
       arguments: parseArguments(c.input),
     }));
     reply.finish_reason = 'tool_calls';
-  } else if (got.finishReason === 'content-filter') {
+  } else if (finish === 'content-filter') {
     if (!got.text) throw new Error("the provider's content filter withheld the reply (finish reason content-filter)");
     reply.finish_reason = 'content_filter';
-  } else if (got.finishReason === 'length') {
+  } else if (finish === 'length') {
     reply.finish_reason = 'length';
   }
   if (got.reasoning) reply.reasoning_content = got.reasoning;
@@ -362,7 +563,7 @@ function replyOf(got, names, turn, modelId) {
 }
 
 /**
- * `languageModel`: an AI SDK LanguageModelV2 (e.g. `openai('gpt-4o')`, `anthropic(...)`).
+ * `languageModel`: an AI SDK LanguageModelV2, V3 or V4 (e.g. `openai('gpt-4o')`, `anthropic(...)`).
  * @type {typeof import('../index.d.ts').aiSdkModel}
  */
 export function aiSdkModel(languageModel, options = {}) {
@@ -377,9 +578,10 @@ export function aiSdkModel(languageModel, options = {}) {
     );
   }
   const version = languageModel.specificationVersion;
-  if (version !== 'v2') {
+  if (!SPECIFICATIONS.has(version)) {
+    const given = typeof version === 'string' ? version : '(none given)';
     throw new TypeError(
-      `aiSdkModel: the model implements the AI SDK language model specification ${typeof version === 'string' ? version : '(none given)'}; aiSdkModel speaks v2, the specification of the AI SDK 5 providers`,
+      `aiSdkModel: the model implements the AI SDK language model specification ${given}; aiSdkModel speaks v2, v3 and v4 (the providers of AI SDK 5, 6 and 7)`,
     );
   }
   if (!isObject(options)) throw new TypeError('aiSdkModel: options must be an object');
@@ -420,11 +622,16 @@ export function aiSdkModel(languageModel, options = {}) {
         signal,
         timing.timeoutMs,
       );
-      if ('value' in got) return stream ? got.value : collect(got.value, warn);
       let failure;
       let retry;
       let wait;
-      if ('timedOut' in got) {
+      if ('value' in got) {
+        const parts = stream ? got.value : collect(got.value, warn);
+        if (finishOf(parts.finishReason) !== 'interrupted') return parts;
+        // V4: the provider's stream ended without its end (a dropped connection): as a break.
+        failure = "the model provider's answer ended before it was complete (finish reason interrupted)";
+        retry = true;
+      } else if ('timedOut' in got) {
         failure = `the model provider did not answer within ${timing.timeoutMs} ms`;
         retry = true;
       } else {
@@ -440,11 +647,11 @@ export function aiSdkModel(languageModel, options = {}) {
   return async function aiSdkModelFn(request) {
     const names = nameMap();
     const warn = (message) => request.emit?.('model_warning', { message });
-    const { options: callOpts, unsent } = callOptionsOf(request, callOptions, names);
+    const { options: callOpts, unsent } = callOptionsOf(request, callOptions, names, version);
     // Nothing of the role spec is dropped silently.
     if (unsent.length) {
       warn(
-        `role spec options not sent (not AI SDK call options, or values they cannot take; provider-specific ones go in providerOptions): ${unsent.join(', ')}`,
+        `role spec options not sent (not AI SDK ${version} call options, or values they cannot take; provider-specific ones go in providerOptions): ${unsent.join(', ')}`,
       );
     }
     const wanted = request.spec?.model;
@@ -457,7 +664,7 @@ export function aiSdkModel(languageModel, options = {}) {
     return askRepairingUnknownTools(request, unknownToolRetries, async (records) => {
       messages.push(...records);
       const got = await call({ ...callOpts, prompt: promptOf(messages, names) }, request, warn);
-      return replyOf(got, names, request.turn ?? 0, languageModel.modelId);
+      return replyOf(got, names, request.turn ?? 0, languageModel.modelId, warn);
     });
   };
 }
