@@ -8,7 +8,7 @@
 #   playground  build the playground from www/ into site/ (needs pkg/); --serve also serves it
 #   lint        formatting, clippy (native and wasm32), cargo doc, doc links
 #   test        every test against the tree and the pkg/ and site/ already built: native cargo test,
-#               the Lua 5.5 test suite in the sandbox, node --test pkg-tests/
+#               the Lua 5.5 test suite in the sandbox, node --test pkg-tests/ under Node 20 and 24
 #   fuzz [SECONDS]  the cargo-fuzz (libFuzzer) targets in fuzz/, SECONDS each (default 20)
 #   ci          what CI runs: build, playground, lint, test, fuzz
 #   example     build, then run examples/hello.md through the CLI with a scripted (offline) model
@@ -100,6 +100,16 @@ setup_npm() {
   npm ci --ignore-scripts --no-audit --no-fund
 }
 
+# Node 24, the current LTS, from the npm registry (tools/node24/package.json says why it has a
+# folder of its own): the package tests run under it as well as under the machine's Node.
+NODE24=tools/node24/node_modules/node24/bin/node
+
+setup_node24() {
+  [ -x "$NODE24" ] && [ tools/node24/node_modules/.package-lock.json -nt tools/node24/package-lock.json ] && return
+  log "npm: installing Node 24 into tools/node24"
+  npm ci --prefix tools/node24 --ignore-scripts --no-audit --no-fund
+}
+
 # The crates built from a changed copy (lua-src, pulldown-cmark, mlua): Cargo.toml's
 # [patch.crates-io] points at .build/, and cargo refuses every command until the copies exist, so
 # they are made before any other cargo call. tools/vendor.mjs holds the table of what each copy is
@@ -119,6 +129,7 @@ setup_cargo_fuzz() {
 cmd_setup() {
   setup_system
   setup_npm
+  setup_node24
   setup_vendor
 }
 
@@ -193,8 +204,10 @@ cmd_test() {
   cargo test
   log "cargo test --features lua-testes --test lua_testes (the Lua 5.5 test suite in the sandbox)"
   cargo test --features lua-testes --test lua_testes
-  log "node --test pkg-tests/"
+  log "node --test pkg-tests/ (Node $(node --version))"
   node --test pkg-tests/
+  log "node --test pkg-tests/ (Node $("$NODE24" --version))"
+  "$NODE24" --test pkg-tests/
 }
 
 cmd_ci() {
