@@ -143,3 +143,30 @@ pub fn refuse(lua: &Lua, r: Refusal) -> Answer {
     }
     Ok(mv)
 }
+
+/// The Engine's global names (the 21 chapter 002 reserves; docs/language.md, "The sandbox and the
+/// Engine globals"): the sandbox keeps them, and a Pack prelude may not define them
+/// (parts/preludes.lua asks for this list with `E.engine_globals()`).
+pub const ENGINE_GLOBALS: &[&str] = &[
+    "args",
+    "argv",
+    "call",
+    "compactors",
+    "item",
+    "json",
+    "jump",
+    "log",
+    "messages",
+    "models",
+    "packs",
+    "prompt",
+    "prose",
+    "require",
+    "store",
+    "sys",
+    "tasks",
+    "tools",
+    "ui",
+    "untrusted",
+    "var",
+];

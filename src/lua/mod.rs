@@ -76,32 +76,7 @@ const BASE_REMOVED: &[&str] = &["collectgarbage", "coroutine", "load", "print", 
 /// test-only `lua-testes` build (never the package): tests/lua-testes/PATCHES.md says why.
 const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawlen", "collectgarbage"];
 
-/// The Engine's global names (the 21 chapter 002 reserves; docs/language.md, "The sandbox and the
-/// Engine globals"): the sandbox keeps them, and a Pack prelude may not define them
-/// (parts/preludes.lua asks for this list with `E.engine_globals()`).
-pub const ENGINE_GLOBALS: &[&str] = &[
-    "args",
-    "argv",
-    "call",
-    "compactors",
-    "item",
-    "json",
-    "jump",
-    "log",
-    "messages",
-    "models",
-    "packs",
-    "prompt",
-    "prose",
-    "require",
-    "store",
-    "sys",
-    "tasks",
-    "tools",
-    "ui",
-    "untrusted",
-    "var",
-];
+pub use env::ENGINE_GLOBALS;
 
 thread_local! {
     /// The seed Lua's `luai_makeseed` answers while a VM is built and runs (string hashing,

@@ -297,7 +297,7 @@ fn call(lua: &Lua, env: &Env, op: Op, args: MultiValue) -> Answer {
         Op::TaskCancel => control_api::cancel(lua, env, &a.get(0)),
         Op::LoadPart => load_part(lua, &a.get(0)),
         Op::MessagesObject => messages::messages_object(lua),
-        Op::EngineGlobals => ok(lua, lua.create_sequence_from(super::ENGINE_GLOBALS.iter().copied())?),
+        Op::EngineGlobals => ok(lua, lua.create_sequence_from(super::env::ENGINE_GLOBALS.iter().copied())?),
     }
 }
 
