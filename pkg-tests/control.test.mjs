@@ -114,3 +114,22 @@ test('task ids are hierarchical and events carry them', async () => {
   const finished = events.filter((e) => e.type === 'task_finished').map((e) => [e.id, e.status]);
   assert.deepEqual(finished, [['0.0.0', 'done'], ['0.0', 'done']]);
 });
+
+// Arms that never wait: the fanout's block gives the event loop a turn every 10 ms, and a turn
+// can come inside mlua's async-call loop right after the fanout answered Pending, while every
+// arm it waits on finishes during the turn. The block must still be woken: it once waited
+// forever with nothing left in the event loop (Node then exits with status 13, the run's
+// promise never settled), near arm 450 of every run.
+test('a fanout of 3,000 arms that never wait ends, through many event-loop turns', async () => {
+  const src = `# T\n\n## Main\n\n\`\`\`lua\nlocal c = {}\nfor i = 1, 3000 do c[i] = i end\nlocal rs = tasks.fanout('### W', c)\nreturn #rs .. ' ' .. rs[3000].text\n\`\`\`\n\n### W\n\n\`\`\`lua\nreturn 'ok ' .. sys.index\n\`\`\`\n`;
+  let timer;
+  const stalled = new Promise((resolve) => {
+    timer = setTimeout(() => resolve('stalled'), 60_000);
+  });
+  for (let i = 0; i < 3; i++) {
+    const out = await Promise.race([engine.run(src), stalled]);
+    assert.notEqual(out, 'stalled', `run ${i + 1} never ended`);
+    assert.deepEqual([out.ok, out.result], [true, '3000 ok 3000'], JSON.stringify(out.error));
+  }
+  clearTimeout(timer);
+});

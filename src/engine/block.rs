@@ -253,13 +253,25 @@ async fn run_function(ctx: &Rc<EntryCtx>, vm: &Vm, f: mlua::Function, args: impl
 
 /// Polls the block's coroutine. When the budget's hook yields for a time slice (`lua::budget`),
 /// the host's event loop gets a turn (and the abort signal a look) before the block goes on.
+///
+/// The hook may yield inside mlua's async-call loop, after an Engine future answered `Pending`
+/// and before the loop yields to wait for it. Resumed after the turn, that loop yields at once
+/// without polling the future again; a wake-up that came during the turn (every fanout arm it
+/// waited on finishing) was spent on the turn, so the block would wait forever. The first
+/// `Pending` after a turn therefore wakes the block once more, and that poll reaches the future.
 async fn drive(ctx: &EntryCtx, budget: &Budget, fut: mlua::thread::AsyncThread<MultiValue>) -> mlua::Result<MultiValue> {
     let mut fut = pin!(fut);
+    let mut after_turn = false;
     loop {
         let step = poll_fn(|cx| match fut.as_mut().poll(cx) {
             Poll::Ready(r) => Poll::Ready(Some(r)),
             Poll::Pending if budget.take_slice_yield() => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                if std::mem::take(&mut after_turn) {
+                    cx.waker().wake_by_ref();
+                }
+                Poll::Pending
+            }
         })
         .await;
         match step {
@@ -268,6 +280,7 @@ async fn drive(ctx: &EntryCtx, budget: &Budget, fut: mlua::thread::AsyncThread<M
                 ctx.run.host.yield_now().await;
                 budget.turn_given();
                 ctx.run.check_cancelled();
+                after_turn = true;
             }
         }
     }

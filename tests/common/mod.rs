@@ -47,8 +47,12 @@ pub struct TestHost {
     pub model_latency: RefCell<Option<Box<dyn FnMut() -> u64>>>,
     /// Fires the abort signal once this many model requests have been made.
     pub cancel_after_requests: Cell<Option<usize>>,
-    /// The abort signal as [`Host::cancelled`] watches it.
+    /// The abort signal as [`Host::cancelled`] watches it; set it with [`TestHost::fire_abort`].
     pub abort: Rc<Cell<bool>>,
+    /// Who waits on the abort signal: woken when it fires, as a real host's abort promise wakes
+    /// only then (a future that polled the flag on every executor turn would also poll everything
+    /// else, and hide a wake-up the engine lost).
+    abort_wakers: Rc<RefCell<Vec<std::task::Waker>>>,
 }
 
 /// Completes after being polled `n` more times, waking itself each time: a stand-in for a timer
@@ -70,6 +74,14 @@ pub fn yields(n: u64) -> impl Future<Output = ()> {
 }
 
 impl TestHost {
+    /// Fires the abort signal: every [`Host::cancelled`] future resolves.
+    pub fn fire_abort(&self) {
+        self.abort.set(true);
+        for waker in self.abort_wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+
     /// Binds `role` to a scripted model.
     pub fn model(&self, role: &str, replies: Vec<Json>) {
         self.replies.borrow_mut().insert(role.to_string(), replies);
@@ -87,14 +99,13 @@ impl Host for TestHost {
         self.cancelled.get() || self.abort.get()
     }
     fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
-        // Looks at the flag every executor turn (tests only: a real host resolves a promise).
-        let abort = self.abort.clone();
+        let (abort, wakers) = (self.abort.clone(), self.abort_wakers.clone());
         let already = self.cancelled.get();
         Box::pin(futures::future::poll_fn(move |cx| {
             if already || abort.get() {
                 Poll::Ready(())
             } else {
-                cx.waker().wake_by_ref();
+                wakers.borrow_mut().push(cx.waker().clone());
                 Poll::Pending
             }
         }))
@@ -118,7 +129,7 @@ impl Host for TestHost {
     fn call_model(&self, role: &str, _spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
         self.requests.borrow_mut().push(request);
         if self.cancel_after_requests.get().is_some_and(|n| self.requests.borrow().len() >= n) {
-            self.abort.set(true);
+            self.fire_abort();
         }
         let reply = {
             let mut replies = self.replies.borrow_mut();
