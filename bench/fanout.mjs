@@ -1,6 +1,11 @@
 // Control-flow figures, through the built package:
 //  - 1,000 fanout arms, each one model round with 5 ms simulated latency: wall time against the
-//    ideal (latency x arms / concurrency; goal at most 1.2x), time and peak RSS growth per arm;
+//    ideal (latency x arms / concurrency; goal at most 1.2x), time, CPU time and peak RSS growth
+//    per arm;
+//  - the same 1,000 rounds as AI SDK 7 `generateText` calls (MockLanguageModelV4, same latency) in
+//    a 64-wide promise pool, the peer a host would otherwise write, samples interleaved with the
+//    fanout's (AB, BA, ...; goal: the fanout at most 1.0x the pool). AI SDK 7 needs Node >= 22, so
+//    bench/run.mjs runs this suite under the Node 24 that setup installs;
 //  - the cost of one `call` and one `jump`, against a plain fall-through section entry measured
 //    in the same process, samples interleaved (ABC, CBA, ...).
 // Prints min / median / max of each figure; writes bench/results/fanout.json.
@@ -8,7 +13,14 @@
 //   node bench/fanout.mjs [--quick]
 import { performance } from 'node:perf_hooks';
 import { createEngine } from '../pkg/index.js';
-import { QUICK, stats, interleaved, writeResults } from './results.mjs';
+import { QUICK, stats, interleaved, versus, writeResults } from './results.mjs';
+
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+if (NODE_MAJOR < 22) {
+  throw new Error(`bench/fanout.mjs needs Node >= 22 for its AI SDK 7 peer (this is ${process.version}): run it with tools/node24 (bench/run.mjs does)`);
+}
+const { generateText } = await import('ai7');
+const { MockLanguageModelV4 } = await import('ai7/test');
 
 const started = performance.now();
 const RUNS = QUICK ? 3 : 7;
@@ -28,18 +40,54 @@ const model = async () => {
 
 const fanoutSrc = `# F\n\n## Main\n\n\`\`\`lua\nlocal c = {}\nfor i = 1, ${ARMS} do c[i] = i end\nlocal rs = tasks.fanout('### W', c)\nreturn #rs\n\`\`\`\n\n### W\n\n\`\`\`lua\nreturn models.infer('x')\n\`\`\`\n`;
 
-const walls = [];
-// Peak memory: the process's max RSS before and after the first fanout run (it only grows), over
-// the arms; it includes the wasm instance's memory growth and every arm's Lua state.
-const rss0 = process.resourceUsage().maxRSS;
-let rssPerArm = 0;
-for (let i = 0; i < RUNS; i++) {
-  const t0 = performance.now();
-  const out = await engine.run(fanoutSrc, { models: { default: model }, limits: { fanoutConcurrency: CONCURRENCY } });
-  walls.push(performance.now() - t0);
-  if (i === 0) rssPerArm = (process.resourceUsage().maxRSS - rss0) / ARMS;
-  if (out.result !== String(ARMS)) throw new Error(`fanout run failed: ${JSON.stringify(out)}`);
+// The peer: the same rounds as AI SDK 7 calls, at most CONCURRENCY in flight (a promise pool).
+const sdkModel = new MockLanguageModelV4({
+  doGenerate: async () => {
+    await sleep(LATENCY);
+    return {
+      content: [{ type: 'text', text: 'ok' }],
+      finishReason: { unified: 'stop', raw: 'stop' },
+      usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } },
+      warnings: [],
+    };
+  },
+});
+async function sdkPool() {
+  const results = new Array(ARMS);
+  let next = 0;
+  const worker = async () => {
+    while (next < ARMS) {
+      const i = next++;
+      results[i] = (await generateText({ model: sdkModel, prompt: 'x' })).text;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  if (results.filter((t) => t === 'ok').length !== ARMS) throw new Error('AI SDK pool: a call did not answer ok');
 }
+
+/** Wall time and CPU time (user + system, this process) of one sample. */
+const timed = (fn) => async () => {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await fn();
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  return { wall, cpuMs: (cpu.user + cpu.system) / 1000 };
+};
+
+// Peak memory: the process's max RSS before and after the first fanout run (it only grows), over
+// the arms; it includes the wasm instance's memory growth and every arm's Lua state. Taken before
+// the interleaved samples, so the peer's allocations are not counted.
+const runFanout = async () => {
+  const out = await engine.run(fanoutSrc, { models: { default: model }, limits: { fanoutConcurrency: CONCURRENCY } });
+  if (out.result !== String(ARMS)) throw new Error(`fanout run failed: ${JSON.stringify(out)}`);
+};
+const rss0 = process.resourceUsage().maxRSS;
+await runFanout();
+const rssPerArm = (process.resourceUsage().maxRSS - rss0) / ARMS;
+const [fanoutSamples, sdkSamples] = await interleaved(RUNS, [timed(runFanout), timed(sdkPool)]);
+const walls = fanoutSamples.map((s) => s.wall);
+const sdkWalls = sdkSamples.map((s) => s.wall);
 const ideal = (LATENCY * ARMS) / CONCURRENCY;
 const figures = {
   wall: { name: `${ARMS.toLocaleString('en-US')} arms, one ${LATENCY} ms model round each, concurrency ${CONCURRENCY}: wall time`, unit: 'ms', ...stats(walls), runs: RUNS },
@@ -49,6 +97,12 @@ const figures = {
     goal: { max: 1.2, of: 'median', text: '≤ 1.2× the ideal' },
   },
   perArm: { name: 'time per arm', unit: 'µs', ...stats(walls.map((w) => (w * 1000) / ARMS)) },
+  cpuPerArm: {
+    name: 'CPU time per arm (user + system)', unit: 'µs', ...stats(fanoutSamples.map((s) => (s.cpuMs * 1000) / ARMS)),
+    peer: { name: 'AI SDK 7 pool, CPU time per call', ...stats(sdkSamples.map((s) => (s.cpuMs * 1000) / ARMS)) },
+  },
+  versusSdk: versus(`fanout wall time / AI SDK 7 \`generateText\` pool (${CONCURRENCY} wide), interleaved`, 'ms', walls,
+    'AI SDK 7 promise pool', sdkWalls, { max: 1.0, of: 'ratio', text: '≤ 1.0× the AI SDK pool' }),
   rssPerArm: { name: 'peak RSS per arm (max RSS growth over the first run / arms)', unit: 'KiB', value: rssPerArm },
 };
 console.log(`fanout: ${ARMS} arms x one ${LATENCY} ms model round, concurrency ${CONCURRENCY}`);
@@ -56,6 +110,8 @@ console.log(`  wall time        ${fmt(figures.wall, 'ms', 1)}`);
 console.log(`  ideal            ${ideal.toFixed(1)} ms (latency x arms / concurrency)`);
 console.log(`  ratio to ideal   ${fmt(figures.ratio, 'x')}`);
 console.log(`  time per arm     ${fmt(figures.perArm, 'µs', 0)}`);
+console.log(`  CPU per arm      ${fmt(figures.cpuPerArm, 'µs', 0)}; AI SDK ${fmt(figures.cpuPerArm.peer, 'µs', 0)} per call`);
+console.log(`  AI SDK 7 pool    ${fmt(figures.versusSdk.peer, 'ms', 1)}; fanout / pool ${figures.versusSdk.ratio.toFixed(2)}x`);
 console.log(`  peak RSS per arm ${rssPerArm.toFixed(1)} KiB (max RSS growth over the first run / arms)`);
 
 // call and jump: N of them in one run against N plain fall-through entries; each runs a fresh

@@ -12,11 +12,16 @@
 // --only a,b    run only these suites (their earlier results stay for the others)
 // The default is the full truth: every suite.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { ROOT, RESULTS_DIR } from './results.mjs';
 
-/** The suites, in run order: name, script, and what it needs beyond Node and pkg/. */
+/** The Node 24 that `./build.sh setup` installs (tools/node24), for suites whose peer needs it. */
+const NODE24 = join(ROOT, 'tools/node24/node_modules/node24/bin/node');
+
+/** The suites, in run order: name, script, what it needs beyond Node and pkg/, and the Node that
+ * runs it (the machine's own unless `node24`). */
 export const SUITES = [
   { name: 'engine', script: 'bench/engine.mjs' },
   { name: 'compute', script: 'bench/compute.mjs' },
@@ -24,7 +29,7 @@ export const SUITES = [
   { name: 'entries', script: 'bench/entries.mjs' },
   { name: 'startup', script: 'bench/startup.mjs' },
   { name: 'rounds', script: 'bench/rounds.mjs' },
-  { name: 'fanout', script: 'bench/fanout.mjs' },
+  { name: 'fanout', script: 'bench/fanout.mjs', node: 'node24' },
   { name: 'package', script: 'bench/package.mjs' },
   { name: 'browser-store', script: 'bench/browser-store.mjs', needs: 'browser' },
   { name: 'native', script: 'bench/native.mjs', needs: 'native' },
@@ -50,9 +55,11 @@ for (const suite of SUITES) {
     console.log(`\n=== ${suite.name}: skipped`);
     continue;
   }
-  console.log(`\n=== ${suite.name}: node ${suite.script}${quick ? ' --quick' : ''}`);
+  const node = suite.node === 'node24' ? NODE24 : process.execPath;
+  if (!existsSync(node)) throw new Error(`bench/run.mjs: ${suite.name} runs under ${node}, which is missing (./build.sh setup)`);
+  console.log(`\n=== ${suite.name}: ${suite.node ?? 'node'} ${suite.script}${quick ? ' --quick' : ''}`);
   const s0 = performance.now();
-  execFileSync(process.execPath, [suite.script, ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(node, [suite.script, ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit' });
   took.push([suite.name, (performance.now() - s0) / 1000]);
 }
 const total = (performance.now() - t0) / 1000;
