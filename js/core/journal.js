@@ -418,6 +418,10 @@ export function createJournal(mode, run) {
   async function settleLive(asked, call, fieldsOf) {
     let value;
     let error;
+    // Nothing goes out while an earlier entry is still on its way to `record`: a host that
+    // persists entries never makes a call its log does not lead up to.
+    await queue;
+    if (recordFailure) throw new Error(recordFailure);
     try {
       value = await call();
     } catch (thrown) {
