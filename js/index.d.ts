@@ -121,13 +121,25 @@ export interface JournalHeader {
 /** Answers keyed by chain and the place (`seq`) of the request in that chain. */
 export type JournalEntry =
   | JournalHeader
-  | ({ kind: 'model'; chain: string; seq: number; entry?: number; section: string; role: string; turn: number;
-      request: { messages: number; digest: string } } & ({ reply: ModelResponse } | { error: string }))
-  | ({ kind: 'tool'; chain: string; seq: number; entry?: number; section: string; tool: string; arguments: unknown }
-      & ({ output: string } | { error: string }))
+  | ({
+      kind: 'model';
+      chain: string;
+      seq: number;
+      entry?: number;
+      section: string;
+      role: string;
+      turn: number;
+      request: { messages: number; digest: string };
+    } & ({ reply: ModelResponse } | { error: string }))
+  | ({ kind: 'tool'; chain: string; seq: number; entry?: number; section: string; tool: string; arguments: unknown } & (
+      { output: string } | { error: string }
+    ))
   | { kind: 'clock'; chain: string; seq: number; ms: number }
   | { kind: 'role'; role: string; bound: boolean }
-  | { kind: 'store-open'; listing: { files: { path: string; data?: JournalData }[]; dirs?: string[]; readOnly?: boolean } }
+  | {
+      kind: 'store-open';
+      listing: { files: { path: string; data?: JournalData }[]; dirs?: string[]; readOnly?: boolean };
+    }
   | { kind: 'store-open'; error: string }
   | { kind: 'store-read'; path: string; data: JournalData }
   | { kind: 'store-read'; path: string; error: string }
@@ -174,8 +186,22 @@ export interface RunError {
 
 /** The run seed (decimal u64 string) is always reported, so a run can be repeated. */
 export type Outcome =
-  | { ok: true; result: string | null; seed: string; usage?: Record<string, UsageTotals>; journal?: Journal; [extra: string]: unknown }
-  | { ok: false; error: RunError; seed: string; usage?: Record<string, UsageTotals>; journal?: Journal; [extra: string]: unknown };
+  | {
+      ok: true;
+      result: string | null;
+      seed: string;
+      usage?: Record<string, UsageTotals>;
+      journal?: Journal;
+      [extra: string]: unknown;
+    }
+  | {
+      ok: false;
+      error: RunError;
+      seed: string;
+      usage?: Record<string, UsageTotals>;
+      journal?: Journal;
+      [extra: string]: unknown;
+    };
 
 /** Token counts a model reply reports (`ModelResponse.usage`). */
 export interface Usage {

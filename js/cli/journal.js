@@ -8,13 +8,6 @@
 //   --replay FILE          replays a journal (either format): no model, tool or operator is called
 import { open, readFile, truncate, writeFile } from 'node:fs/promises';
 
-/** The flags, for node:util's parseArgs. */
-export const JOURNAL_FLAGS = {
-  record: { type: 'string' },
-  journal: { type: 'string' },
-  replay: { type: 'string' },
-};
-
 /**
  * Entries from a journal file: a JSON array (what --record writes) or JSON lines (what --journal
  * appends). A last line cut short by a crash is not an entry: `torn` says where the good part
@@ -52,7 +45,7 @@ export function parseJournalText(text, path, usage) {
 
 /** Reads a journal file; `undefined` when it does not exist. */
 async function readJournal(path, usage) {
-  let text;
+  let text = '';
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
@@ -78,13 +71,18 @@ export async function journalOptions(values, usage, warn) {
   let log;
   if (replay !== undefined && journal !== undefined) usage('--replay and --journal cannot be used together');
   if (replay !== undefined && record !== undefined) usage('--replay and --record cannot be used together');
-  for (const [flag, path] of [['--record', record], ['--journal', journal], ['--replay', replay]]) {
+  for (const [flag, path] of [
+    ['--record', record],
+    ['--journal', journal],
+    ['--replay', replay],
+  ]) {
     if (path === '') usage(`${flag} needs a file`);
   }
   if (replay !== undefined) {
     const read = await readJournal(replay, usage);
     if (!read) usage(`cannot read the journal '${replay}': no such file`);
-    if (read.torn) warn(`runvil: the journal '${replay}' ends in a torn line (${read.torn.line}); replaying what precedes it`);
+    if (read.torn)
+      warn(`runvil: the journal '${replay}' ends in a torn line (${read.torn.line}); replaying what precedes it`);
     options.replay = read.entries;
   }
   /** Everything the run's journal holds, for --record with --journal. */
@@ -119,7 +117,7 @@ export async function journalOptions(values, usage, warn) {
     const { journal: kept, ...rest } = outcome ?? {};
     await log?.close();
     if (record !== undefined) {
-      const entries = kept ?? (all.length ? all : options.replay ?? []);
+      const entries = kept ?? (all.length ? all : (options.replay ?? []));
       try {
         await writeFile(record, journalText(entries));
       } catch (error) {

@@ -10,7 +10,7 @@ import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
-import { JOURNAL_FLAGS, journalOptions } from './journal.js';
+import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { progressReporter } from './progress.js';
 
@@ -294,7 +294,9 @@ export async function main(argv, createEngine) {
         model: { type: 'string', multiple: true, default: [] },
         mcp: { type: 'string', multiple: true },
         'no-mcp-json': { type: 'boolean', default: false },
-        ...JOURNAL_FLAGS,
+        record: { type: 'string' },
+        journal: { type: 'string' },
+        replay: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -403,7 +405,7 @@ export async function main(argv, createEngine) {
     for (const server of values['no-mcp-json'] || replaying ? [] : await readMcpJson(process.cwd()))
       servers.set(server.name, server);
     const flagged = new Set();
-    for (const value of replaying ? [] : values.mcp ?? []) {
+    for (const value of replaying ? [] : (values.mcp ?? [])) {
       let server;
       try {
         server = parseMcpFlag(value);
@@ -455,7 +457,9 @@ export async function main(argv, createEngine) {
     // A journal file that is not a journal is the caller's mistake, said as such.
     if (error instanceof TypeError && /^engine\.run: (replay|resume):/.test(error.message)) {
       await journal.finish(undefined);
-      process.stderr.write(`runvil: ${error.message.replace(/^engine\.run: (replay|resume)/, (_, o) => `the journal (${o})`)}\n`);
+      process.stderr.write(
+        `runvil: ${error.message.replace(/^engine\.run: (replay|resume)/, (_, o) => `the journal (${o})`)}\n`,
+      );
       return 2;
     }
     // engine.run rejects only on API misuse: a bug here, not in the prompt.

@@ -37,7 +37,9 @@ export function digest(text, seed = 0) {
  * messages; the whole-source digest decides.
  */
 export function sourceDigest(source) {
+  /** @type {{ heading: string, lines: string[] }[]} */
   const parts = [];
+  /** @type {{ heading: string, lines: string[] }} */
   let current = { heading: '', lines: [] };
   let fence = null;
   let inFront = source.startsWith('---\n') || source.startsWith('---\r\n');
@@ -196,6 +198,7 @@ function sameRequest(recorded, asked) {
  * @param {'replay' | 'resume'} option
  */
 export function checkJournal(journal, option) {
+  /** @type {(why: string) => never} */
   const fail = (why) => {
     throw new TypeError(`engine.run: ${option}: ${why}`);
   };
@@ -232,7 +235,8 @@ export function checkJournal(journal, option) {
     if (!KINDS.includes(entry.kind)) {
       fail(`entry ${i} has an unknown kind ${quote(entry.kind)} (known: ${KINDS.join(', ')})`);
     }
-    let key;
+    /** @type {string} */
+    let key = entry.kind;
     if (CHAINED.includes(entry.kind)) {
       if (typeof entry.chain !== 'string' || !/^0(\.[0-9]+)*$/.test(entry.chain)) {
         fail(`entry ${i} (${entry.kind}) needs a chain id like '0' or '0.2' (got ${quote(entry.chain)})`);
@@ -253,9 +257,11 @@ export function checkJournal(journal, option) {
       if (typeof entry.tool !== 'string' || typeof entry.section !== 'string') {
         fail(`entry ${i} (tool) needs a string tool and section`);
       }
-      if (!('error' in entry) && typeof entry.output !== 'string') fail(`entry ${i} (tool) needs output, a string, or error`);
+      if (!('error' in entry) && typeof entry.output !== 'string')
+        fail(`entry ${i} (tool) needs output, a string, or error`);
     }
-    if ('error' in entry && entry.kind !== 'end' && typeof entry.error !== 'string') fail(`entry ${i} (${entry.kind}): error must be a string`);
+    if ('error' in entry && entry.kind !== 'end' && typeof entry.error !== 'string')
+      fail(`entry ${i} (${entry.kind}): error must be a string`);
     if (entry.kind === 'role') {
       if (typeof entry.role !== 'string' || typeof entry.bound !== 'boolean') {
         fail(`entry ${i} (role) needs a string role and a boolean bound`);
@@ -270,7 +276,6 @@ export function checkJournal(journal, option) {
       if (typeof entry.path !== 'string') fail(`entry ${i} (store-read) needs a string path`);
       key = `read ${entry.path}`;
     }
-    if (entry.kind === 'end') key = 'end';
     if (seen.has(key)) fail(`entry ${i} repeats ${key.replace('#', ' #')}`);
     seen.add(key);
   }
@@ -289,10 +294,14 @@ export function journalSeed(options) {
  */
 export function journalMode({ record, replay, resume }) {
   if (record !== undefined && typeof record !== 'boolean' && typeof record !== 'function') {
-    throw new TypeError(`engine.run: record must be true or a function (entry) => void | Promise<void> (got ${describe(record)})`);
+    throw new TypeError(
+      `engine.run: record must be true or a function (entry) => void | Promise<void> (got ${describe(record)})`,
+    );
   }
   if (replay !== undefined && resume !== undefined) {
-    throw new TypeError('engine.run: replay and resume exclude each other (resume replays its entries, then goes on live)');
+    throw new TypeError(
+      'engine.run: replay and resume exclude each other (resume replays its entries, then goes on live)',
+    );
   }
   if (replay !== undefined) checkJournal(replay, 'replay');
   if (resume !== undefined) checkJournal(resume, 'resume');
@@ -371,7 +380,8 @@ export function createJournal(mode, run) {
     return new Error(divergence);
   }
 
-  const where = (asked) => `chain ${asked.chain} #${asked.seq}${asked.section !== undefined ? ` in section '${asked.section}'` : ''}`;
+  const where = (asked) =>
+    `chain ${asked.chain} #${asked.seq}${asked.section !== undefined ? ` in section '${asked.section}'` : ''}`;
 
   /**
    * The recorded answer to `asked` ({ entry } or { missing: true }), or a divergence (thrown).
@@ -387,7 +397,9 @@ export function createJournal(mode, run) {
         controller.abort();
         throw new Error('the run was cancelled');
       }
-      throw diverge(`the run diverged from the journal at ${where(asked)}: the journal has no answer for ${what(asked)}`);
+      throw diverge(
+        `the run diverged from the journal at ${where(asked)}: the journal has no answer for ${what(asked)}`,
+      );
     }
     used.add(key);
     if (!sameRequest(entry, asked)) {
@@ -492,7 +504,10 @@ export function createJournal(mode, run) {
     return (request) => {
       const asked = modelAsked(request);
       const entry = lookup(asked);
-      if (entry) return 'error' in entry ? Promise.reject(new Error(entry.error)) : Promise.resolve(structuredCloneJson(entry.reply));
+      if (entry)
+        return 'error' in entry
+          ? Promise.reject(new Error(entry.error))
+          : Promise.resolve(structuredCloneJson(entry.reply));
       return settleLive(
         asked,
         () => live(request),
@@ -516,7 +531,9 @@ export function createJournal(mode, run) {
         bound = entry.bound;
         if (bound && mode.live) live = resolve(hostModels, role, spec);
       } else if (!mode.live) {
-        diverge(`the run diverged from the journal: it asked for a model for role ${role}, which the journal does not name`);
+        diverge(
+          `the run diverged from the journal: it asked for a model for role ${role}, which the journal does not name`,
+        );
         return undefined;
       } else {
         live = resolve(hostModels, role, spec);
@@ -540,7 +557,15 @@ export function createJournal(mode, run) {
     const tool = `${packName}/${toolName}`;
     return (args, ctx) => {
       const chain = String(ctx?.chain ?? '0');
-      const asked = { kind: 'tool', chain, seq: nextSeq(chain), entry: ctx?.entry, section: String(ctx?.section), tool, arguments: args };
+      const asked = {
+        kind: 'tool',
+        chain,
+        seq: nextSeq(chain),
+        entry: ctx?.entry,
+        section: String(ctx?.section),
+        tool,
+        arguments: args,
+      };
       const entry = lookup(asked);
       if (entry) return 'error' in entry ? Promise.reject(new Error(entry.error)) : Promise.resolve(entry.output);
       return settleLive(
@@ -553,11 +578,14 @@ export function createJournal(mode, run) {
 
   /** The run's Packs: the host's (tools wrapped), or in replay the recorded specs. */
   function packs(hostPacks) {
-    const specs = mode.live ? hostPacks ?? [] : header.packs;
+    const specs = mode.live ? (hostPacks ?? []) : header.packs;
     const noTool = () => Promise.reject(new Error('the journal has no answer for this tool call'));
     return specs.map((pack) => {
       const out = mode.live ? { ...pack } : structuredCloneJson(pack);
-      out.tools = (pack.tools ?? []).map((t) => ({ ...(mode.live ? t : structuredCloneJson(t)), call: toolFn(pack.name, t.name, mode.live ? t.call : noTool) }));
+      out.tools = (pack.tools ?? []).map((t) => ({
+        ...(mode.live ? t : structuredCloneJson(t)),
+        call: toolFn(pack.name, t.name, mode.live ? t.call : noTool),
+      }));
       return out;
     });
   }
@@ -573,7 +601,9 @@ export function createJournal(mode, run) {
         return fromEntry(entry);
       }
       if (!mode.live || !live) {
-        throw diverge(`the run diverged from the journal: the journal has no answer for the store's ${key.replace('read ', 'read of ')}`);
+        throw diverge(
+          `the run diverged from the journal: the journal has no answer for the store's ${key.replace('read ', 'read of ')}`,
+        );
       }
       let answer;
       try {
@@ -640,7 +670,8 @@ export function createJournal(mode, run) {
     if (header.args !== run.args) {
       return `the run's argument string ${quote(run.args)} is not the one the journal recorded, ${quote(header.args)}`;
     }
-    if (header.seed !== run.seed) return `the run's seed ${run.seed} is not the one the journal recorded, ${header.seed}`;
+    if (header.seed !== run.seed)
+      return `the run's seed ${run.seed} is not the one the journal recorded, ${header.seed}`;
     return null;
   }
 
