@@ -174,13 +174,13 @@ test('divergences end the run with Determinism, naming what differs', async () =
   const missing = recorded.journal.filter((e) => !(e.kind === 'model' && e.seq === 3));
   assert.deepEqual(await error(src, { replay: missing }), {
     kind: 'Determinism',
-    message: "the run diverged from the journal at chain 0 #3 in section 'Main': the journal has no answer for a model call (role default, turn 1, 1 messages)",
+    message: "the run diverged from the journal at chain 0 #3 in section 'Main': the journal has no answer for a model call (role default, turn 1, 1 message)",
   });
   // A recorded answer to another request: the run asked for something else at that place.
   const changed = recorded.journal.map((e) => (e.kind === 'model' && e.seq === 2 ? { ...e, request: { ...e.request, digest: '0' } } : e));
   assert.deepEqual(await error(src, { replay: changed }), {
     kind: 'Determinism',
-    message: "the run diverged from the journal at chain 0 #2 in section 'Main': the journal recorded a model call (role default, turn 1, 1 messages), the run asked for a model call (role default, turn 1, 1 messages) with other messages instead",
+    message: "the run diverged from the journal at chain 0 #2 in section 'Main': the journal recorded a model call (role default, turn 1, 1 message), the run asked for a model call (role default, turn 1, 1 message) with other messages instead",
   });
   // A pcall cannot catch a divergence.
   const caught = '# D\n\n## Main\n\n```lua\nlocal ok = pcall(models.infer, "one x")\nreturn "went on"\n```\n';

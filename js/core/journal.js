@@ -163,8 +163,10 @@ const quote = (value) => {
 /** What an entry asked for, in words (divergence messages). */
 function what(entry) {
   switch (entry.kind) {
-    case 'model':
-      return `a model call (role ${entry.role}, turn ${entry.turn}, ${entry.request?.messages ?? '?'} messages)`;
+    case 'model': {
+      const n = entry.request?.messages;
+      return `a model call (role ${entry.role}, turn ${entry.turn}, ${n ?? '?'} message${n === 1 ? '' : 's'})`;
+    }
     case 'tool':
       return `a tool call ${entry.tool} with ${quote(entry.arguments)}`;
     case 'clock':
