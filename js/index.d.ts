@@ -87,7 +87,67 @@ export interface RunOptions {
   limits?: Limits;
   /** Default: `{ kind: 'browser' | 'server' | 'edge', interactive: false }` by host. */
   ui?: { kind?: string; interactive?: boolean };
+  /**
+   * Keep the run's journal (docs/journal.md): `true` puts it on `outcome.journal`; a function gets
+   * each entry as it is made, in order, and the run waits for its promise before it goes on.
+   */
+  record?: boolean | ((entry: JournalEntry) => void | Promise<void>);
+  /** Replays a recorded journal: no model, tool or operator is called; `models`/`packs` are not needed. */
+  replay?: Journal;
+  /** Replays these entries (a journal's first ones), then goes on live with `models`, `packs`, `store`. */
+  resume?: JournalEntry[];
 }
+
+/**
+ * A run's journal: its header, then one entry per answer the run received from outside
+ * (docs/journal.md). Plain JSON.
+ */
+export type Journal = [JournalHeader, ...JournalEntry[]];
+
+export interface JournalHeader {
+  journal: 'runvil-journal';
+  version: 1;
+  engine: string;
+  /** Digests of the prompt (the whole, and each part), to detect a changed prompt. */
+  source: { hash: string; parts: { name: string; hash: string }[] };
+  args: string;
+  seed: string;
+  ui: { kind: string; interactive: boolean };
+  limits?: RunOptions['limits'];
+  /** The Packs as the run saw them, their tools without `call`. */
+  packs: (Omit<Pack, 'tools'> & { tools: Omit<PackTool, 'call'>[] })[];
+}
+
+/** Answers keyed by chain and the place (`seq`) of the request in that chain. */
+export type JournalEntry =
+  | JournalHeader
+  | ({
+      kind: 'model';
+      chain: string;
+      seq: number;
+      entry?: number;
+      section: string;
+      role: string;
+      turn: number;
+      request: { messages: number; digest: string };
+    } & ({ reply: ModelResponse } | { error: string }))
+  | ({ kind: 'tool'; chain: string; seq: number; entry?: number; section: string; tool: string; arguments: unknown } & (
+      { output: string } | { error: string }
+    ))
+  | { kind: 'clock'; chain: string; seq: number; ms: number }
+  | { kind: 'role'; role: string; bound: boolean }
+  | {
+      kind: 'store-open';
+      listing: { files: { path: string; data?: JournalData }[]; dirs?: string[]; readOnly?: boolean };
+    }
+  | { kind: 'store-open'; error: string }
+  | { kind: 'store-read'; path: string; data: JournalData }
+  | { kind: 'store-read'; path: string; error: string }
+  | { kind: 'end'; ok: true; result: string | null }
+  | { kind: 'end'; ok: false; error: { kind: RunError['kind']; message: string } };
+
+/** Store data in a journal: text as is, bytes as base64; `null` for no contents. */
+export type JournalData = string | { base64: string } | null;
 
 export interface Limits {
   instructions?: number;
@@ -126,8 +186,22 @@ export interface RunError {
 
 /** The run seed (decimal u64 string) is always reported, so a run can be repeated. */
 export type Outcome =
-  | { ok: true; result: string | null; seed: string; usage?: Record<string, UsageTotals>; [extra: string]: unknown }
-  | { ok: false; error: RunError; seed: string; usage?: Record<string, UsageTotals>; [extra: string]: unknown };
+  | {
+      ok: true;
+      result: string | null;
+      seed: string;
+      usage?: Record<string, UsageTotals>;
+      journal?: Journal;
+      [extra: string]: unknown;
+    }
+  | {
+      ok: false;
+      error: RunError;
+      seed: string;
+      usage?: Record<string, UsageTotals>;
+      journal?: Journal;
+      [extra: string]: unknown;
+    };
 
 /** Token counts a model reply reports (`ModelResponse.usage`). */
 export interface Usage {
@@ -239,6 +313,10 @@ export interface ToolContext {
   section: string;
   caller: 'model' | 'script';
   callId?: string;
+  /** The chain making the call: `0` for the main walk, `0.k` for a task or fanout arm, ... */
+  chain?: string;
+  /** The calling entry's `sys.id`. */
+  entry?: number;
   [extra: string]: unknown;
 }
 

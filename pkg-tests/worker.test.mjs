@@ -112,3 +112,24 @@ test('cancel stops an endless loop while the page stays responsive', async (t) =
   assert.deepEqual(await page.evaluate((src) => engine.run(src, { seed: 6 }), luaPrompt("return 'again'")), { ok: true, result: 'again', seed: '6' });
   assert.deepEqual(errors, []);
 });
+
+test('a worker engine records (true and a function), replays and resumes', async () => {
+  const src = '# J\n\n## Main\n\n```lua\nreturn models.infer("a") .. models.infer("b") .. " " .. sys.now\n```\n';
+  const got = await page.evaluate(async (src) => {
+    let calls = 0;
+    const models = { default: async (request) => { calls += 1; return { content: request.messages[0].content }; } };
+    const recorded = await engine.run(src, { models, record: true });
+    const kept = [];
+    await engine.run(src, { models, seed: recorded.seed, record: async (entry) => { await new Promise((r) => setTimeout(r, 5)); kept.push(entry.kind ?? 'header'); } });
+    const before = calls;
+    const replayed = await engine.run(src, { replay: recorded.journal });
+    const cut = recorded.journal.findIndex((e) => e.kind === 'model' && e.seq === 3);
+    const resumed = await engine.run(src, { resume: recorded.journal.slice(0, cut), models });
+    return { recorded: recorded.result, seed: recorded.seed, kept, replayed, calls: calls - before, resumedOk: resumed.ok, resumed: resumed.result };
+  }, src);
+  assert.deepEqual(got.kept, ['header', 'store-open', 'clock', 'role', 'model', 'model', 'clock', 'end']);
+  assert.deepEqual(got.replayed, { ok: true, result: got.recorded, seed: got.seed });
+  assert.equal(got.calls, 1, 'the replay made no call; the resume made the one its entries lacked');
+  assert.equal(got.resumedOk, true);
+  assert.match(got.resumed, /^ab /);
+});

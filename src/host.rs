@@ -51,8 +51,14 @@ impl ModelRequest<'_> {
 pub trait Host {
     /// Observes one run event (`{ event, type, section, ... }`). Cannot change the run.
     fn emit(&self, event: Json);
-    /// Milliseconds since the Unix epoch.
+    /// Milliseconds since the Unix epoch: the engine's own clock (the work budget's turns).
     fn now_ms(&self) -> f64;
+    /// The clock the prompt sees (`sys.now`, the run's start time), read by `chain`: kept apart
+    /// from [`Host::now_ms`] so that a host can record and replay it without touching the budget.
+    fn clock_ms(&self, chain: &str) -> f64 {
+        let _ = chain;
+        self.now_ms()
+    }
     /// Whether the caller's abort signal has fired.
     fn is_cancelled(&self) -> bool;
     /// Resolves when the abort signal fires (never, when there is none). Raced against every
@@ -86,7 +92,7 @@ pub trait Host {
     /// Runs one tool of the host's Pack `pack` (an index into [`Host::packs`]) and returns its
     /// output text (structured tools answer JSON text), or a model-safe failure message.
     /// `request` holds `tool` (the id), `name` (the name the call used), `arguments`, `callId`,
-    /// `caller` (`model` or `script`), `section` and `origin`.
+    /// `caller` (`model` or `script`), `section`, `chain`, `entry` and `origin`.
     fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
         let _ = (pack, request);
         let tool = tool.to_string();

@@ -10,6 +10,7 @@ import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
+import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { progressReporter } from './progress.js';
 
@@ -17,6 +18,7 @@ const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
                   [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
+                  [--record FILE | --journal FILE.jsonl | --replay FILE]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
@@ -56,6 +58,13 @@ On a terminal, progress (section, model round, tool call) goes to stderr as the 
                         {"command", "args", "env"} | {"url"}}}) are served too, --mcp winning
                         for a NAME both give. Needs the MCP SDK: npm i @modelcontextprotocol/sdk
   --no-mcp-json         do not read ./.mcp.json
+  --record FILE         write the run's journal (every answer it got from outside) to FILE as
+                        JSON when the run ends, however it ends
+  --journal FILE.jsonl  append each journal entry to FILE as one JSON line as the run goes
+                        (fsynced); when FILE already holds entries the run resumes from them
+                        (answered calls are not made again), and when its run ended it is replayed
+  --replay FILE         replay a journal (from --record or --journal): the same outcome, calling
+                        no model, tool or operator (no --model needed)
 
 The Packs user-input (its ask tool reads the operator's next line from this terminal) and web
 (fetch; search needs a provider, so it reports none) are always served.
@@ -285,6 +294,9 @@ export async function main(argv, createEngine) {
         model: { type: 'string', multiple: true, default: [] },
         mcp: { type: 'string', multiple: true },
         'no-mcp-json': { type: 'boolean', default: false },
+        record: { type: 'string' },
+        journal: { type: 'string' },
+        replay: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -388,10 +400,12 @@ export async function main(argv, createEngine) {
   const servers = new Map();
   let mcp;
   try {
-    for (const server of values['no-mcp-json'] ? [] : await readMcpJson(process.cwd()))
+    // A replay calls no tool: it needs no server.
+    const replaying = values.replay !== undefined;
+    for (const server of values['no-mcp-json'] || replaying ? [] : await readMcpJson(process.cwd()))
       servers.set(server.name, server);
     const flagged = new Set();
-    for (const value of values.mcp ?? []) {
+    for (const value of replaying ? [] : (values.mcp ?? [])) {
       let server;
       try {
         server = parseMcpFlag(value);
@@ -410,6 +424,8 @@ export async function main(argv, createEngine) {
     return error.exitCode;
   }
   options.packs.push(...mcp.packs);
+  const journal = await journalOptions(values, usage, (line) => process.stderr.write(`${line}\n`));
+  Object.assign(options, journal.options);
   const writeLine = (line) => process.stderr.write(`${line}\n`);
   const progress = process.stderr.isTTY && !values.quiet ? progressReporter(writeLine) : undefined;
   if (values.events) options.onEvent = (event) => writeLine(JSON.stringify(event));
@@ -438,8 +454,17 @@ export async function main(argv, createEngine) {
   try {
     outcome = await engine.run(source, options);
   } catch (error) {
+    // A journal file that is not a journal is the caller's mistake, said as such.
+    if (error instanceof TypeError && /^engine\.run: (replay|resume):/.test(error.message)) {
+      await journal.finish(undefined);
+      process.stderr.write(
+        `runvil: ${error.message.replace(/^engine\.run: (replay|resume)/, (_, o) => `the journal (${o})`)}\n`,
+      );
+      return 2;
+    }
     // engine.run rejects only on API misuse: a bug here, not in the prompt.
     process.stderr.write(`runvil: internal error: ${error.stack ?? error}\n`);
+    await journal.finish(undefined);
     return 1;
   } finally {
     // Every server, whatever the outcome: an open client (a stdio child, an HTTP session) would
@@ -448,6 +473,7 @@ export async function main(argv, createEngine) {
   }
   lines.close();
   process.removeAllListeners('SIGINT');
+  outcome = await journal.finish(outcome);
   if (values.events) {
     process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
   }

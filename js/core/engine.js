@@ -3,6 +3,7 @@
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
 import { createConversations } from './conversations.js';
+import { createJournal, journalMode } from './journal.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -52,7 +53,20 @@ export function checkRunCall(source, options) {
 }
 
 /** The options engine.run takes (index.d.ts, RunOptions). */
-const RUN_OPTIONS = ['args', 'seed', 'models', 'packs', 'store', 'signal', 'onEvent', 'limits', 'ui'];
+const RUN_OPTIONS = [
+  'args',
+  'seed',
+  'models',
+  'packs',
+  'store',
+  'signal',
+  'onEvent',
+  'limits',
+  'ui',
+  'record',
+  'replay',
+  'resume',
+];
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
 function loneSurrogateIndex(text) {
@@ -349,8 +363,14 @@ function checkUi(ui, defaultKind) {
  * Checks run options and builds the bridge options (docs/bridge.md). Throws TypeError on misuse.
  * Returns { bridge } or { outcome } when the run is answered without the engine.
  */
-function prepareRun(source, options, defaultUiKind) {
-  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui } = checkRunCall(source, options);
+function prepareRun(source, options, defaultUiKind, engineVersion = '') {
+  const checked = checkRunCall(source, options);
+  const { models, packs, store, signal, onEvent } = checked;
+  // A replayed or resumed run takes what its journal recorded unless the caller says otherwise
+  // (a different args or seed is then a divergence, docs/journal.md).
+  const mode = journalMode(checked);
+  const header = mode?.given?.[0];
+  const { args = header?.args ?? '', seed = header?.seed, limits = header?.limits, ui = header?.ui } = checked;
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
@@ -412,6 +432,7 @@ function prepareRun(source, options, defaultUiKind) {
     ui: checkUi(ui, defaultUiKind),
     yieldNow,
     conversations: createConversations(),
+    clock: promptClock,
   };
   const usage = {};
   const misuse = { resolverAnsweredPromise: false };
@@ -424,6 +445,29 @@ function prepareRun(source, options, defaultUiKind) {
   if (limits !== undefined) bridge.limits = checkLimits(limits);
   if (store !== undefined) bridge.store = guardStore(store);
   if (packs !== undefined) bridge.packs = packs.map((pack) => ({ ...pack, tools: pack.tools?.map(guardTool) }));
+  let journal;
+  if (mode) {
+    // The journal sits between the guarded host parts and the engine: it records what they
+    // answered, or answers in their place (js/core/journal.js). Model usage is observed outside
+    // it, so a replayed reply reports its usage as the recorded one did.
+    journal = createJournal(mode, {
+      source,
+      args,
+      seed: runSeed,
+      ui: bridge.ui,
+      limits: bridge.limits,
+      packs,
+      engineVersion,
+      signal: bridge.signal,
+      textOf: thrownText,
+    });
+    bridge.signal = journal.signal;
+    bridge.conversations = journal.conversations(bridge.conversations);
+    bridge.clock = journal.clock;
+    bridge.models = observeModels(journal.models(guardModels(models ?? {}, misuse)), onEvent, usage);
+    bridge.packs = journal.packs(bridge.packs);
+    bridge.store = journal.store(bridge.store);
+  }
 
   const bytes = utf8Length(source, MAX_PROMPT_BYTES);
   if (bytes > MAX_PROMPT_BYTES) {
@@ -449,8 +493,11 @@ function prepareRun(source, options, defaultUiKind) {
       },
     };
   }
-  return { bridge, usage, misuse, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  return { bridge, usage, misuse, journal, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
 }
+
+/** The clock the prompt sees (`sys.now`, the run's start), by chain: the host's, unless a journal answers. */
+const promptClock = () => Date.now();
 
 function memoryOf(instance) {
   try {
@@ -635,24 +682,32 @@ export async function makeEngine(module, { uiKind }) {
   async function run(source, options) {
     let prepared;
     try {
-      prepared = prepareRun(source, options, uiKind);
+      prepared = prepareRun(source, options, uiKind, engineVersion);
     } catch (error) {
       if (error instanceof TypeError) throw error;
       // An option whose getters or proxy traps throw: still misuse, said as such.
       throw new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
     }
     if (prepared.outcome) return prepared.outcome;
-    const { bridge, usage, misuse, ceiling } = prepared;
+    const { bridge, usage, misuse, ceiling, journal } = prepared;
+    if (journal) {
+      const mismatch = await journal.start();
+      if (mismatch) {
+        bridge.store?.end();
+        return { ok: false, error: { kind: 'Determinism', message: mismatch }, seed: bridge.seed };
+      }
+    }
+    const finish = journal ? journal.finish : async (/** @type {any} */ outcome) => outcome;
 
     let instance;
     try {
       instance = await pool.admit(ceiling, bridge.signal);
     } catch (error) {
-      return instanceFailed(error, bridge.seed);
+      return finish(instanceFailed(error, bridge.seed));
     }
     if (instance === null) {
       bridge.store?.end();
-      return { ok: false, error: { kind: 'Cancelled', message: 'the run was cancelled' }, seed: bridge.seed };
+      return finish({ ok: false, error: { kind: 'Cancelled', message: 'the run was cancelled' }, seed: bridge.seed });
     }
     /** @type {(error: unknown) => void} */
     let onFail = () => {};
@@ -680,7 +735,7 @@ export async function makeEngine(module, { uiKind }) {
         'engine.run: models is a function, so it was called as a role resolver (role, spec) => modelFn, and it answered a Promise: it looks like a model function; pass it by role, e.g. { default: model }',
       );
     }
-    return done;
+    return finish(done);
   }
 
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a

@@ -9,6 +9,7 @@
 //   await engine.run(source, { models, packs, store, onEvent, signal });
 //   engine.terminate();                             // ends the worker
 import { checkRunCall, randomSeed } from '../core/engine.js';
+import { journalSeed } from '../core/journal.js';
 import { engineOptions } from '../core/load.js';
 import { Peer } from '../core/worker-rpc.js';
 
@@ -76,7 +77,8 @@ export async function createEngine(options = {}) {
     const options = { ...runOptions };
     // The seed is chosen here when the caller gives none, so an outcome is known even for a run
     // the worker never answers (terminate()).
-    if (options.seed === undefined) options.seed = randomSeed();
+    // A replayed or resumed run's seed is its journal's (docs/journal.md).
+    if (options.seed === undefined) options.seed = journalSeed(options) ?? randomSeed();
     if ('store' in options) options.store = storeDescription(options.store);
     const modelsChooser = typeof options.models === 'function';
     let message;

@@ -58,7 +58,7 @@ pub async fn call_catalog(
         (Ok(()), Some(host_pack)) => {
             let request = json!({
                 "tool": t.id, "name": used, "arguments": args, "callId": call_id, "caller": caller_text,
-                "section": name, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller_text },
+                "section": name, "chain": ctx.chain.id(), "entry": ctx.id, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller_text },
             });
             ctx.run.host.call_tool(host_pack, &t.spec.name, request).await
         }

@@ -49,7 +49,7 @@ pub fn sys_field(ctx: &EntryCtx, name: &str) -> Option<Json> {
     Some(match name {
         "id" => Json::from(ctx.id),
         "when" => Json::from(ctx.run.started.clone()),
-        "now" => json!(time::rfc3339(ctx.run.host.now_ms())),
+        "now" => json!(time::rfc3339(ctx.run.host.clock_ms(ctx.chain.id()))),
         "execution" => Json::from(ctx.run.execution.clone()),
         "section_name" => Json::from(ctx.section_name()),
         "section_count" => Json::from(ctx.run.prompt.sections.len()),

@@ -29,6 +29,8 @@ pub struct JsHost {
     /// Resolves when the signal aborts; created once per run.
     aborted: Option<Promise>,
     yield_now: Option<Function>,
+    /// The prompt's clock, `(chain) => ms` (`clock` in the bridge options).
+    clock: Option<Function>,
     models: JsValue,
     /// Model functions already looked up, per role (the function form is asked once).
     bound: RefCell<Vec<(String, Option<Function>)>>,
@@ -73,6 +75,7 @@ impl JsHost {
             signal,
             aborted,
             yield_now: run_option(options, RunKey::YieldNow).dyn_into().ok(),
+            clock: run_option(options, RunKey::Clock).dyn_into().ok(),
             models: run_option(options, RunKey::Models),
             bound: RefCell::new(Vec::new()),
             packs: {
@@ -154,6 +157,11 @@ impl Host for JsHost {
         js_sys::Date::now()
     }
 
+    fn clock_ms(&self, chain: &str) -> f64 {
+        let read = self.clock.as_ref().and_then(|f| f.call1(&JsValue::UNDEFINED, &chain.into()).ok());
+        read.and_then(|v| v.as_f64()).filter(|ms| ms.is_finite()).unwrap_or_else(js_sys::Date::now)
+    }
+
     fn is_cancelled(&self) -> bool {
         get(&self.signal, "aborted").as_bool() == Some(true)
     }
@@ -217,6 +225,8 @@ impl Host for JsHost {
             ("section", to_js(&request["section"])),
             ("caller", to_js(&request["caller"])),
             ("callId", to_js(&request["callId"])),
+            ("chain", to_js(&request["chain"])),
+            ("entry", to_js(&request["entry"])),
             ("origin", to_js(&request["origin"])),
         ] {
             let _ = Reflect::set(&ctx, &k.into(), &v);

@@ -40,6 +40,7 @@ keys! {
         Packs = "packs",
         Store = "store",
         Conversations = "conversations",
+        Clock = "clock",
     }
 }
 
