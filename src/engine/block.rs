@@ -72,7 +72,8 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         let err = RunError::new(
             RunErrorKind::Limit,
             format!(
-                "section entry limit of {} reached entering {heading}: the run entered sections that many times                  (a jump or call loop that never ends?); limits.sectionEntries raises it",
+                "section entry limit of {} reached entering {heading}: the run entered sections that many times \
+                 (a jump or call loop that never ends?); limits.sectionEntries raises it",
                 run.limits.section_entries
             ),
         )
