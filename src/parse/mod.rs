@@ -12,12 +12,18 @@ use crate::prompt::Prompt;
 /// Prompts larger than this are refused before any parsing work.
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
-pub fn parse_prompt(source: &str) -> Result<Prompt, RunError> {
-    if source.len() > MAX_PROMPT_BYTES {
-        return Err(RunError::new(
+fn too_large(source: &str) -> Option<RunError> {
+    (source.len() > MAX_PROMPT_BYTES).then(|| {
+        RunError::new(
             RunErrorKind::Parse,
             format!("the prompt is {} bytes; the limit is {} bytes (16 MiB)", source.len(), MAX_PROMPT_BYTES),
-        ));
+        )
+    })
+}
+
+pub fn parse_prompt(source: &str) -> Result<Prompt, RunError> {
+    if let Some(e) = too_large(source) {
+        return Err(e);
     }
     let lines = LineIndex::new(source);
     let (front, body_start) = match frontmatter::split(source)? {
@@ -25,6 +31,30 @@ pub fn parse_prompt(source: &str) -> Result<Prompt, RunError> {
         None => (Default::default(), 0),
     };
     markdown::parse_body(source, body_start, front, &lines)
+}
+
+/// Every error parsing finds, in the order found (a run stops at the first), and the prompt as
+/// far as it could be read: its body is still read past a frontmatter error (with the default
+/// frontmatter), but not when the frontmatter never closes, since then no body starts.
+pub fn parse_all(source: &str) -> (Option<Prompt>, Vec<RunError>) {
+    if let Some(e) = too_large(source) {
+        return (None, vec![e]);
+    }
+    let mut errors = Vec::new();
+    let (front, body_start) = match frontmatter::split(source) {
+        Err(e) => return (None, vec![e]),
+        Ok(None) => (Default::default(), 0),
+        Ok(Some((text, body_start))) => match frontmatter::parse(text, 2) {
+            Ok(front) => (front, body_start),
+            Err(e) => {
+                errors.push(e);
+                (Default::default(), body_start)
+            }
+        },
+    };
+    let (prompt, body_errors) = markdown::parse_body_all(source, body_start, front, &LineIndex::new(source));
+    errors.extend(body_errors);
+    (Some(prompt), errors)
 }
 
 /// Byte offset -> 1-based line number.
@@ -44,5 +74,13 @@ impl LineIndex {
             Ok(i) => i + 1,
             Err(i) => i,
         }
+    }
+
+    /// Byte offset -> 1-based (line, column), the column counted in characters of `source`.
+    pub fn position(&self, source: &str, offset: usize) -> (usize, usize) {
+        let line = self.line(offset);
+        let start = self.starts[line - 1];
+        let column = source.get(start..offset).map_or(1, |text| text.chars().count() + 1);
+        (line, column)
     }
 }
