@@ -219,7 +219,9 @@ fn every_example_is_clean_and_nothing_runs() {
 
 #[test]
 fn malformed_input_ends_in_findings_never_a_panic() {
-    for source in ["", "---", "---\n---", "```lua", "# T\n\n```lua\n\"\\", "\u{0}\u{ffff}{{", "# T\n\n```lua\nreturn call(\"\\u{d800}\")\n```\n"] {
+    for source in
+        ["", "---", "---\n---", "```lua", "# T\n\n```lua\n\"\\", "\u{0}\u{ffff}{{", "# T\n\n```lua\nreturn call(\"\\u{d800}\")\n```\n"]
+    {
         let _ = check(source, None);
     }
     let deep = format!("# T\n\n```lua\nreturn {}1{}\n```\n", "(".repeat(300), ")".repeat(300));

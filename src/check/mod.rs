@@ -87,28 +87,55 @@ impl Diagnostic {
 /// against; `None` checks no Pack requirement.
 pub fn check(source: &str, packs: Option<&[PackSpec]>) -> Vec<Diagnostic> {
     let (prompt, errors) = crate::parse::parse_all(source);
-    let mut found: Vec<Diagnostic> = errors.into_iter().map(|e| Diagnostic::error(e, None)).collect();
-    let Some(prompt) = prompt else { return found };
-    let frontmatter_ok = !found.iter().any(|d| d.kind == RunErrorKind::Frontmatter);
+    let mut parsing = Vec::new();
+    for e in errors {
+        parsing.push(Diagnostic::error(e, None));
+    }
+    let Some(prompt) = prompt else { return parsing };
+    let frontmatter_ok = !parsing.iter().any(|d| d.kind == RunErrorKind::Frontmatter);
     if let (Some(packs), true) = (packs, frontmatter_ok) {
         let (_, unmet) = crate::tools::catalog::build(&prompt.front.uses, packs);
         if !unmet.is_empty() {
-            found.push(Diagnostic::error(requirements_unmet(&unmet), None).at((uses_line(source), 1)));
+            // In the frontmatter, so before every body error.
+            parsing.insert(0, Diagnostic::error(requirements_unmet(&unmet), None).at((uses_line(source), 1)));
         }
     }
     let lines = LineIndex::new(source);
-    Blocks { source, lines: &lines, prompt: &prompt, found: &mut found }.check();
-    // Stable: findings at one place keep the order they were found in.
-    found.sort_by_key(|d| (d.line, d.column));
-    found
+    let mut chunks = Vec::new();
+    Blocks { source, lines: &lines, prompt: &prompt, found: &mut chunks }.check();
+    merge(parsing, chunks)
+}
+
+/// Two lists in source order as one; at the same place, `a`'s finding first. (A merge, not a
+/// sort: both lists come out of their checks in source order.)
+fn merge(a: Vec<Diagnostic>, b: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.into_iter();
+    let mut next = b.next();
+    for d in a {
+        while let Some(n) = next.take() {
+            if (n.line, n.column) < (d.line, d.column) {
+                out.push(n);
+                next = b.next();
+            } else {
+                next = Some(n);
+                break;
+            }
+        }
+        out.push(d);
+    }
+    out.extend(next);
+    out.extend(b);
+    out
 }
 
 /// The line of the frontmatter's `uses:` key (where a Pack requirement comes from), else 1.
 fn uses_line(source: &str) -> usize {
-    source.lines().enumerate().skip(1).take_while(|(_, l)| l.trim_end() != "---").find(|(_, l)| l.starts_with("uses")).map_or(1, |(i, _)| i + 1)
+    let mut frontmatter = source.lines().enumerate().skip(1).take_while(|(_, l)| l.trim_end() != "---");
+    frontmatter.find(|(_, l)| l.starts_with("uses")).map_or(1, |(i, _)| i + 1)
 }
 
-/// The checks of the prompt's Lua text and prose.
+/// The checks of the prompt's Lua text and prose, each block's findings in source order.
 struct Blocks<'a> {
     source: &'a str,
     lines: &'a LineIndex,
@@ -116,71 +143,59 @@ struct Blocks<'a> {
     found: &'a mut Vec<Diagnostic>,
 }
 
-/// A block that compiled, its tokens read.
-struct Scanned<'a> {
+/// One chunk of Lua text in the file: a block (with its prose) or the shared library.
+struct Chunk<'a> {
+    /// The entry it runs in (`None`: the H1 body; for the shared library, every entry).
+    section: Option<usize>,
+    block: Option<&'a Block>,
     lua: &'a LuaSource,
-    tokens: Vec<Token<'a>>,
+    /// Its tokens when it compiled, else the syntax error.
+    compiled: Result<Vec<Token<'a>>, Diagnostic>,
 }
 
-impl Blocks<'_> {
-    fn check(mut self) {
+impl<'a> Blocks<'a> {
+    fn check(self) {
         // Compiling needs a Lua state, never a running one: nothing here calls what it loads.
         let Ok(lua) = Lua::new_with(StdLib::NONE, LuaOptions::new()) else { return };
         let _ = lua.set_memory_limit(crate::effects::context::Limits::default().memory_bytes);
         let p = self.prompt;
-        let shared = p.shared.as_ref().and_then(|s| self.compile(&lua, s, "lua shared", None));
-        let entries = std::iter::once(None).chain((0..p.sections.len()).map(Some));
-        let mut scanned: Vec<(Option<usize>, Vec<(&Block, Option<Scanned>)>)> = Vec::new();
-        for section in entries {
+        // Chunks in file order: the H1 body's blocks and the shared library among them, then
+        // each section's blocks.
+        let mut chunks: Vec<Chunk<'a>> = Vec::new();
+        for section in std::iter::once(None).chain((0..p.sections.len()).map(Some)) {
             let body = section.map_or(&p.h1, |i| &p.sections[i].body);
             let heading = p.entry_heading(section);
             let shown = section.map(|_| heading.as_str());
-            let blocks = body.blocks.iter().map(|b| (b, self.compile(&lua, &b.lua, &heading, shown))).collect();
-            scanned.push((section, blocks));
-        }
-        for (section, blocks) in &scanned {
-            for (block, tokens) in blocks {
-                self.prose(*section, block, tokens.as_ref());
+            for block in &body.blocks {
+                chunks.push(Chunk { section, block: Some(block), lua: &block.lua, compiled: compile(&lua, &block.lua, &heading, shown) });
             }
-            let bound = |global: &str| {
-                shared.as_ref().is_some_and(|s| references::binds(&s.tokens, global))
-                    || blocks.iter().filter_map(|(_, s)| s.as_ref()).any(|s| references::binds(&s.tokens, global))
-            };
-            for (_, s) in blocks {
-                if let Some(s) = s {
-                    self.references(&[*section], s, &bound);
+            if let (None, Some(shared)) = (section, &p.shared) {
+                let at = chunks.iter().position(|c| c.lua.line > shared.line).unwrap_or(chunks.len());
+                chunks.insert(at, Chunk { section: None, block: None, lua: shared, compiled: compile(&lua, shared, "lua shared", None) });
+            }
+        }
+        let shared_tokens = chunks.iter().find(|c| c.block.is_none()).and_then(|c| tokens_of(c));
+        let mut out = Vec::new();
+        for chunk in &chunks {
+            if let Some(block) = chunk.block {
+                self.prose(chunk.section, block, tokens_of(chunk), &mut out);
+            }
+            let tokens = match &chunk.compiled {
+                Err(syntax) => {
+                    out.push(syntax.clone());
+                    continue;
                 }
-            }
+                Ok(tokens) => tokens,
+            };
+            // A name bound in the shared library or any block of the entry (one VM) is not the
+            // Engine's function there.
+            let bound = |global: &str| {
+                let binds = |t: Option<&Vec<Token>>| t.is_some_and(|t| references::binds(t, global));
+                binds(shared_tokens) || chunks.iter().any(|c| c.block.is_some() && c.section == chunk.section && binds(tokens_of(c)))
+            };
+            self.references(chunk, tokens, &bound, &mut out);
         }
-        if let Some(s) = &shared {
-            // The shared library runs in every entry: a reference there must resolve from one.
-            let callers: Vec<Option<usize>> = std::iter::once(None).chain((0..p.sections.len()).map(Some)).collect();
-            self.references(&callers, s, &|global| references::binds(&s.tokens, global));
-        }
-    }
-
-    /// Compiles one chunk (never runs it): a syntax error is reported as the run reports it,
-    /// and the tokens of text that compiled come back for the other checks.
-    fn compile<'s>(&mut self, lua: &Lua, source: &'s LuaSource, chunk_name: &str, section: Option<&str>) -> Option<Scanned<'s>> {
-        match crate::lua::load_text(lua, &source.code, source.line, chunk_name) {
-            Ok(_) => Some(Scanned { lua: source, tokens: lexer::tokens(&source.code) }),
-            Err(e) => {
-                let diagnostic = match crate::lua::load_error(e, chunk_name) {
-                    Ok(run_error) => Diagnostic::error(run_error.in_block(chunk_name, source.line), section),
-                    Err(_) => Diagnostic::error(
-                        RunError::at(
-                            RunErrorKind::Limit,
-                            "the Lua compiler ran out of memory reading this block",
-                            source.line,
-                            1,
-                        ),
-                        section,
-                    ),
-                };
-                self.found.push(diagnostic);
-                None
-            }
-        }
+        *self.found = out;
     }
 
     /// The position in the file of byte `at` of a chunk's code.
@@ -195,10 +210,11 @@ impl Blocks<'_> {
         (line, indent + before[code_line_start..].chars().count() + 1)
     }
 
-    /// Literal heading references that no entry among `callers` resolves.
-    fn references(&mut self, callers: &[Option<usize>], s: &Scanned, bound: &dyn Fn(&str) -> bool) {
+    /// Literal heading references that no entry the chunk runs in resolves: a block runs in its
+    /// own entry, the shared library in every entry.
+    fn references(&self, chunk: &Chunk, tokens: &[Token], bound: &dyn Fn(&str) -> bool, out: &mut Vec<Diagnostic>) {
         let p = self.prompt;
-        for r in references::find(&s.tokens) {
+        for r in references::find(tokens) {
             if bound(r.target.global_name()) {
                 continue;
             }
@@ -206,21 +222,21 @@ impl Blocks<'_> {
                 Target::PromptList => p.list(caller, &r.heading).map(|_| ()),
                 other => p.resolve_for(caller, other.name(), &r.heading).map(|_| ()),
             };
-            let Some(Err(message)) = callers.iter().map(|&c| resolve(c)).find(Result::is_ok).or_else(|| callers.first().map(|&c| resolve(c))) else {
+            let Err(message) = resolve(chunk.section) else { continue };
+            if chunk.block.is_none() && (0..p.sections.len()).any(|i| resolve(Some(i)).is_ok()) {
                 continue;
-            };
-            let section = callers.first().copied().flatten().map(|i| p.sections[i].heading.as_str());
-            let section = if callers.len() > 1 { None } else { section };
+            }
+            let section = chunk.block.and(chunk.section).map(|i| p.sections[i].heading.as_str());
             let run_error = RunError::new(RunErrorKind::Lua, message);
-            self.found.push(Diagnostic::error(run_error, section).at(self.code_position(s.lua, r.at)));
+            out.push(Diagnostic::error(run_error, section).at(self.code_position(chunk.lua, r.at)));
         }
     }
 
     /// Placeholders of the block's pending prose that fail whatever the run's values are: an
     /// error when the block reads `prose`, a warning when it does not (the text is never
     /// rendered, but is almost surely meant to be).
-    fn prose(&mut self, section: Option<usize>, block: &Block, tokens: Option<&Scanned>) {
-        let reads = tokens.is_some_and(|s| references::reads_prose(&s.tokens));
+    fn prose(&self, section: Option<usize>, block: &Block, tokens: Option<&Vec<Token>>, out: &mut Vec<Diagnostic>) {
+        let reads = tokens.is_some_and(|t| references::reads_prose(t));
         let severity = if reads || tokens.is_none() { Severity::Error } else { Severity::Warning };
         let heading = section.map(|i| self.prompt.sections[i].heading.as_str());
         for e in crate::subst::static_errors(&block.prose) {
@@ -230,7 +246,26 @@ impl Blocks<'_> {
                 Some(_) => RunError::new(RunErrorKind::Lua, message),
             };
             let at = self.lines.position(self.source, block.prose_at + e.offset);
-            self.found.push(Diagnostic::from_run(severity, run_error, heading).at(at));
+            out.push(Diagnostic::from_run(severity, run_error, heading).at(at));
         }
+    }
+}
+
+fn tokens_of<'c, 'a>(c: &'c Chunk<'a>) -> Option<&'c Vec<Token<'a>>> {
+    c.compiled.as_ref().ok()
+}
+
+/// Compiles one chunk (never runs it): its tokens when it compiles, else its syntax error as
+/// the run reports it.
+fn compile<'s>(lua: &Lua, source: &'s LuaSource, chunk_name: &str, section: Option<&str>) -> Result<Vec<Token<'s>>, Diagnostic> {
+    match crate::lua::load_text(lua, &source.code, source.line, chunk_name) {
+        Ok(_) => Ok(lexer::tokens(&source.code)),
+        Err(e) => Err(match crate::lua::load_error(e, chunk_name) {
+            Ok(run_error) => Diagnostic::error(run_error.in_block(chunk_name, source.line), section),
+            Err(_) => Diagnostic::error(
+                RunError::at(RunErrorKind::Limit, "the Lua compiler ran out of memory reading this block", source.line, 1),
+                section,
+            ),
+        }),
     }
 }

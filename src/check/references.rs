@@ -149,7 +149,10 @@ fn in_binding_list(tokens: &[Token], i: usize) -> bool {
     if sym(opener, "(") && j >= 2 {
         // `function (a, b)` or `function name(a, b)` / `function a.b:c(x)`.
         let mut k = j - 2;
-        while k >= 1 && (name(tokens.get(k)).is_some() || sym(tokens.get(k), ".") || sym(tokens.get(k), ":")) && name(tokens.get(k)) != Some("function") {
+        while k >= 1
+            && (name(tokens.get(k)).is_some() || sym(tokens.get(k), ".") || sym(tokens.get(k), ":"))
+            && name(tokens.get(k)) != Some("function")
+        {
             k -= 1;
         }
         if name(tokens.get(k)) == Some("function") {

@@ -58,14 +58,6 @@ struct BodyParser<'a> {
     errors: Vec<RunError>,
 }
 
-pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &LineIndex) -> Result<Prompt, RunError> {
-    let (prompt, errors) = parse_body_all(source, body_start, front, lines);
-    match errors.into_iter().next() {
-        Some(first) => Err(first),
-        None => Ok(prompt),
-    }
-}
-
 /// The body as far as it can be read, and every error found on the way.
 pub fn parse_body_all(source: &str, body_start: usize, front: Frontmatter, lines: &LineIndex) -> (Prompt, Vec<RunError>) {
     let mut parser = BodyParser::new(source, body_start, front, lines);

@@ -12,32 +12,23 @@ use crate::prompt::Prompt;
 /// Prompts larger than this are refused before any parsing work.
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
-fn too_large(source: &str) -> Option<RunError> {
-    (source.len() > MAX_PROMPT_BYTES).then(|| {
-        RunError::new(
-            RunErrorKind::Parse,
-            format!("the prompt is {} bytes; the limit is {} bytes (16 MiB)", source.len(), MAX_PROMPT_BYTES),
-        )
-    })
-}
-
 pub fn parse_prompt(source: &str) -> Result<Prompt, RunError> {
-    if let Some(e) = too_large(source) {
-        return Err(e);
+    match parse_all(source) {
+        (Some(prompt), errors) if errors.is_empty() => Ok(prompt),
+        // No prompt comes with its error, so the fallback is never the answer.
+        (_, errors) => Err(errors.into_iter().next().unwrap_or_else(|| RunError::new(RunErrorKind::Parse, "the prompt could not be read"))),
     }
-    let lines = LineIndex::new(source);
-    let (front, body_start) = match frontmatter::split(source)? {
-        Some((text, body_start)) => (frontmatter::parse(text, 2)?, body_start),
-        None => (Default::default(), 0),
-    };
-    markdown::parse_body(source, body_start, front, &lines)
 }
 
 /// Every error parsing finds, in the order found (a run stops at the first), and the prompt as
 /// far as it could be read: its body is still read past a frontmatter error (with the default
 /// frontmatter), but not when the frontmatter never closes, since then no body starts.
 pub fn parse_all(source: &str) -> (Option<Prompt>, Vec<RunError>) {
-    if let Some(e) = too_large(source) {
+    if source.len() > MAX_PROMPT_BYTES {
+        let e = RunError::new(
+            RunErrorKind::Parse,
+            format!("the prompt is {} bytes; the limit is {} bytes (16 MiB)", source.len(), MAX_PROMPT_BYTES),
+        );
         return (None, vec![e]);
     }
     let mut errors = Vec::new();
