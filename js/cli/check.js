@@ -62,7 +62,8 @@ export async function checkCommand(argv, createEngine, packsOf) {
   }
   let options;
   if (values.pack.length) {
-    const packs = [userInputPack(), webPack()];
+    // The Packs `run` serves; check never calls a tool, so user-input's operator is never asked.
+    const packs = [userInputPack({ ask: async () => '' }), webPack()];
     for (const path of values.pack) packs.push(...(await packsOf(path)));
     options = { packs };
   }

@@ -43,5 +43,13 @@ export function checkCheckCall(source, options) {
  * @param {{ name: string, unavailable?: unknown }[] | undefined} packs
  */
 export function checkOn(bindings, source, packs) {
-  return JSON.parse(bindings.checkPrompt(source, packs));
+  // The module's JSON has its keys sorted; a diagnostic reads in the order index.d.ts gives.
+  return JSON.parse(bindings.checkPrompt(source, packs)).map(({ severity, kind, message, line, column, section }) => ({
+    severity,
+    kind,
+    message,
+    line,
+    column,
+    section,
+  }));
 }
