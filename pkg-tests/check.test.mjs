@@ -102,7 +102,14 @@ test('misuse is a TypeError', async () => {
   await assert.rejects(engine.check('', { pack: [] }), { name: 'TypeError', message: /unknown option 'pack'/ });
   await assert.rejects(engine.check('', { packs: {} }), { name: 'TypeError', message: /packs must be an array/ });
   await assert.rejects(engine.check('', { packs: [{}] }), { name: 'TypeError', message: /packs\[0\] must be a Pack/ });
-  const hostile = new Proxy({}, { ownKeys: () => { throw new Error('boom'); } });
+  const hostile = new Proxy(
+    {},
+    {
+      ownKeys: () => {
+        throw new Error('boom');
+      },
+    },
+  );
   await assert.rejects(engine.check('', hostile), { name: 'TypeError', message: /could not be read/ });
 });
 
@@ -117,7 +124,10 @@ test('runvil check: text lines, JSON, exit status', () => {
   assert.equal(text.status, 1);
   const lines = text.stdout.trim().split('\n');
   assert.equal(lines.length, 5);
-  assert.match(lines[0], new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2:1: error: invalid frontmatter: unknown key \`nmae\``));
+  assert.match(
+    lines[0],
+    new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2:1: error: invalid frontmatter: unknown key \`nmae\``),
+  );
   assert.match(lines[2], /:11:16: error: call: no section "## Hepler" is visible from here/);
   const json = cli('--format', 'json', bad);
   assert.equal(json.status, 1);
@@ -140,5 +150,8 @@ test('runvil check: text lines, JSON, exit status', () => {
   assert.equal(cli(declared).status, 0);
   const checked = cli('--pack', packs, declared);
   assert.equal(checked.status, 1);
-  assert.match(checked.stdout, /:2:1: error: the environment cannot satisfy this prompt:\n- other is unavailable: acme\/other is not installed\n$/);
+  assert.match(
+    checked.stdout,
+    /:2:1: error: the environment cannot satisfy this prompt:\n- other is unavailable: acme\/other is not installed\n$/,
+  );
 });

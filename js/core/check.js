@@ -14,7 +14,8 @@ const CHECK_OPTIONS = ['packs'];
  * @returns {{ name: string, unavailable?: unknown }[] | undefined}
  */
 export function checkCheckCall(source, options) {
-  if (typeof source !== 'string') throw new TypeError(`engine.check: source must be a string (got ${describe(source)})`);
+  if (typeof source !== 'string')
+    throw new TypeError(`engine.check: source must be a string (got ${describe(source)})`);
   if (options === undefined) return undefined;
   if (!isObject(options)) throw new TypeError(`engine.check: options must be an object (got ${describe(options)})`);
   for (const key of Object.keys(options)) {
