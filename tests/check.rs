@@ -115,7 +115,7 @@ fn lua_syntax_errors_in_every_block_at_their_file_lines() {
     assert_eq!(all.iter().map(|(l, _, _)| *l).collect::<Vec<_>>(), [12, 17]);
     assert!(all[0].2.starts_with("## B:12:"), "{}", all[0].2);
     assert!(run(source, "").is_ok());
-    let shared = only("# T\n\n```lua shared\nfunction f(\n```\n");
+    let shared = same_as_run("# T\n\n```lua shared\nfunction f(\n```\n");
     assert_eq!((shared.line, shared.message.as_str()), (5, "lua shared:5: <name> or '...' expected near <eof>"));
 }
 
