@@ -65,8 +65,37 @@ export interface Engine {
    * on API misuse, with a TypeError that says what is wrong.
    */
   run(source: string, options?: RunOptions): Promise<Outcome>;
+  /**
+   * Every static error of a prompt, found without running anything (no block runs, no model or
+   * tool is called), in source order; `[]` for a clean prompt. Each message is the one a run
+   * reports for that error. Rejects only on API misuse, with a TypeError.
+   */
+  check(source: string, options?: CheckOptions): Promise<Diagnostic[]>;
   /** The version reported by the wasm module. */
   readonly engineVersion: string;
+}
+
+export interface CheckOptions {
+  /**
+   * The Packs the host would serve: a `uses:` entry none of them satisfies is a
+   * `RequirementsUnmet` diagnostic, as the run reports it. Without it, Packs are not checked.
+   */
+  packs?: Pack[];
+}
+
+/** One static finding of `engine.check` (docs/check.md). */
+export interface Diagnostic {
+  /** `error`: a run reports it when it gets there; `warning`: almost surely wrong, though no run fails on it. */
+  severity: 'error' | 'warning';
+  kind: RunErrorKind;
+  /** The run's message for this error, word for word. */
+  message: string;
+  /** 1-based file line. */
+  line: number;
+  /** 1-based column, in characters; 1 where only the line is known (Lua syntax errors). */
+  column: number;
+  /** The heading of the section it is in (`## Main`); null in the frontmatter, the H1 body and the shared library. */
+  section: string | null;
 }
 
 export interface RunOptions {

@@ -83,6 +83,28 @@ test('input.ask is answered by the page; misuse rejects with the same TypeError'
   assert.equal(misuse, 'TypeError: engine.run: models.default must be a function (got a string)');
 });
 
+test('engine.check runs in the worker: diagnostics, Packs by name, misuse as a TypeError', async () => {
+  const source = '---\nuses: [user-input]\n---\n# T\n\n```lua\nreturn call("## Nope")\n```\n';
+  const found = await page.evaluate((src) => engine.check(src), source);
+  assert.deepEqual(found, [
+    {
+      severity: 'error',
+      kind: 'Lua',
+      message: 'call: no section "## Nope" is visible from here; visible sections: []',
+      line: 7,
+      column: 13,
+      section: null,
+    },
+  ]);
+  const packs = await page.evaluate(
+    (src) => engine.check(src, { packs: [runvil.userInputPack({ ask: async () => '' })] }),
+    source.replace('call("## Nope")', '1'),
+  );
+  assert.deepEqual(packs, []);
+  const misuse = await page.evaluate(() => engine.check(1).then(() => 'resolved', (e) => `${e.constructor.name}: ${e.message}`));
+  assert.equal(misuse, 'TypeError: engine.check: source must be a string (got a number)');
+});
+
 test('an IndexedDB store is used from the worker and its files are there for the page', async () => {
   const result = await page.evaluate(async (src) => {
     const store = await runvil.indexedDbStore('from-worker');

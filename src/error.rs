@@ -162,3 +162,14 @@ impl std::error::Error for RunError {}
 
 /// The requirements notice that opens every `RequirementsUnmet` message (`002`, `001`).
 pub const REQUIREMENTS_NOTICE: &str = "the environment cannot satisfy this prompt:";
+
+/// The `RequirementsUnmet` error listing what the environment lacks, one `- ...` line each.
+pub fn requirements_unmet(lines: &[String]) -> RunError {
+    RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n{}", lines.join("\n")))
+}
+
+/// A placeholder of the H1 body that failed to render: the H1 body is the prompt's gate, so its
+/// failure is a requirement the run's values do not meet.
+pub fn h1_gate_failed(message: &str) -> RunError {
+    RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"))
+}

@@ -18,6 +18,7 @@ macro_rules! obj {
     }};
 }
 
+pub mod check;
 pub mod effects;
 pub mod engine;
 pub mod error;

@@ -46,6 +46,8 @@ pub struct Block {
     /// The pending prose the block reads as `prose`: the text since the nearest preceding
     /// heading, lua fence or thematic break, trimmed of surrounding blank lines, unrendered.
     pub prose: String,
+    /// Byte offset in the prompt file where the prose starts (placeholder positions).
+    pub prose_at: usize,
     pub lua: LuaSource,
 }
 
@@ -57,6 +59,17 @@ pub struct LuaSource {
 }
 
 impl Prompt {
+    /// The heading an entry is known by in messages and events: the section's, or `# Title` for
+    /// the H1 body (`None`).
+    pub fn entry_heading(&self, section: Option<usize>) -> String {
+        match section {
+            Some(i) => self.sections[i].heading.clone(),
+            // A prompt without a `#` title still names its H1 body (never a bare `# `).
+            None if self.title.is_empty() => "# (untitled)".to_string(),
+            None => format!("# {}", self.title),
+        }
+    }
+
     /// The sections a caller can address: its siblings (same parent) and its direct children.
     /// `None` is the H1 pass, whose visible set is the top-level sections.
     pub fn visible_from(&self, caller: Option<usize>) -> Vec<usize> {
@@ -80,6 +93,20 @@ impl Prompt {
             Some(p) => self.sections[p].children.clone(),
             None => self.top.clone(),
         }
+    }
+
+    /// [`Prompt::resolve`] for the Engine function `what` (`call`, `jump`, ...), whose name
+    /// opens the not-found message.
+    pub fn resolve_for(&self, caller: Option<usize>, what: &str, reference: &str) -> Result<usize, String> {
+        self.resolve(caller, reference).map_err(|m| format!("{what}: {m}"))
+    }
+
+    /// The list items of the section `heading` names from `caller` (`prompt.list`), or the
+    /// message `prompt.list` raises.
+    pub fn list(&self, caller: Option<usize>, heading: &str) -> Result<&Vec<String>, String> {
+        let i = self.resolve_for(caller, "prompt.list", heading)?;
+        let s = &self.sections[i];
+        s.list.as_ref().ok_or_else(|| format!("prompt.list: section {:?} holds no Markdown list", s.heading))
     }
 
     /// Resolves a heading reference (trimmed, exact text) among the sections visible from

@@ -85,6 +85,27 @@ pub trait Resolver {
 
 /// Renders `prose` in one pass. The first failing placeholder (left to right) is the error.
 pub fn render(prose: &str, resolver: &mut dyn Resolver) -> Result<String, SubstError> {
+    scan(prose, &mut |_, raw| resolve(raw, resolver))
+}
+
+/// Every placeholder of `prose` that fails whatever the run's values are (a malformed path, a
+/// value that is never a table, an unclosed `{{`), with the error rendering gives it; what
+/// depends on the run's values (a missing key, an unknown global, a nil item) is not looked at.
+pub fn static_errors(prose: &str) -> Vec<SubstError> {
+    let mut errors = Vec::new();
+    let unclosed = scan(prose, &mut |offset, raw| {
+        if let Err((kind, message)) = shape(raw.trim()) {
+            errors.push(SubstError { kind, message, offset });
+        }
+        Ok(String::new())
+    });
+    errors.extend(unclosed.err());
+    errors
+}
+
+/// The one pass over `prose`: escapes resolve here, and each placeholder's inner text (with
+/// the offset of its `{{`) goes to `each`, whose text replaces it.
+fn scan(prose: &str, each: &mut dyn FnMut(usize, &str) -> Result<String, Failure>) -> Result<String, SubstError> {
     let bytes = prose.as_bytes();
     let mut out = String::with_capacity(prose.len());
     let mut i = 0;
@@ -119,7 +140,7 @@ pub fn render(prose: &str, resolver: &mut dyn Resolver) -> Result<String, SubstE
                     message: "unclosed '{{' in prose".into(),
                     offset: i,
                 })?;
-                let value = resolve(&prose[i + 2..close], resolver).map_err(|(kind, message)| SubstError { kind, message, offset: i })?;
+                let value = each(i, &prose[i + 2..close]).map_err(|(kind, message)| SubstError { kind, message, offset: i })?;
                 out.push_str(&value);
                 i = close + 2;
                 copied = i;
@@ -153,28 +174,39 @@ pub fn quote_path(path: &str) -> String {
 
 type Failure = (SubstKind, String);
 
-fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
-    let path = raw.trim();
-    let shown = quote_path(path);
-    let placeholder = format!("{{{{ {shown} }}}}");
+/// `{{ path }}` as messages show it.
+fn placeholder(path: &str) -> String {
+    format!("{{{{ {} }}}}", quote_path(path))
+}
+
+/// What a placeholder's path (trimmed) refuses by its shape alone, before any value is read:
+/// an empty or padded segment, a dotted `args` or `item` (never tables), a bare `var` or `sys`,
+/// and `prose` (the text being rendered).
+fn shape(path: &str) -> Result<(), Failure> {
     let segments: Vec<&str> = path.split('.').collect();
     if segments.iter().any(|s| s.is_empty() || s.trim() != *s) {
-        return Err((SubstKind::EmptySegment, format!("empty or padded path segment in {placeholder}")));
+        return Err((SubstKind::EmptySegment, format!("empty or padded path segment in {}", placeholder(path))));
     }
+    match (segments[0], segments.len() > 1) {
+        ("args", true) => Err((SubstKind::NotATable, "args is a string, not a table".into())),
+        // The dotted form is refused before the item (or its absence) is looked at.
+        ("item", true) => Err((SubstKind::NotATable, "item is a string, not a table".into())),
+        (root @ ("var" | "sys"), false) => Err((SubstKind::BadPath, format!("bad path: {{{{ {root} }}}}"))),
+        ("prose", _) => Err((SubstKind::Serialize, format!("global 'prose' in {} is not JSON data", placeholder(path)))),
+        _ => Ok(()),
+    }
+}
+
+fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
+    let path = raw.trim();
+    shape(path)?;
+    let placeholder = placeholder(path);
+    let segments: Vec<&str> = path.split('.').collect();
     let missing = || (SubstKind::MissingKey, format!("missing {placeholder}"));
     let (root, rest) = (segments[0], &segments[1..]);
     let landed: Json = match root {
-        "args" => {
-            if !rest.is_empty() {
-                return Err((SubstKind::NotATable, "args is a string, not a table".into()));
-            }
-            return Ok(r.args().to_string());
-        }
+        "args" => return Ok(r.args().to_string()),
         "item" => {
-            // The dotted form is refused before the item (or its absence) is looked at.
-            if !rest.is_empty() {
-                return Err((SubstKind::NotATable, "item is a string, not a table".into()));
-            }
             return match r.item() {
                 None => Err((SubstKind::NilItem, "{{ item }} is nil (not inside a fanout arm)".into())),
                 Some(Json::Null) => Ok("null".into()),
@@ -182,9 +214,7 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
             };
         }
         "var" | "sys" => {
-            let Some((first, deeper)) = rest.split_first() else {
-                return Err((SubstKind::BadPath, format!("bad path: {{{{ {root} }}}}")));
-            };
+            let Some((first, deeper)) = rest.split_first() else { return Err(missing()) };
             if root == "var" {
                 r.var_at(rest).ok_or_else(missing)?
             } else {
@@ -201,10 +231,6 @@ fn resolve(raw: &str, r: &mut dyn Resolver) -> Result<String, Failure> {
         }
         name => {
             let not_data = || (SubstKind::Serialize, format!("global '{}' in {placeholder} is not JSON data", quote_path(name)));
-            // `prose` is the text being rendered, not a substitution source.
-            if name == "prose" {
-                return Err(not_data());
-            }
             match r.global(name) {
                 Global::Nil => {
                     return Err((

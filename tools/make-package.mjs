@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The exports the wrapper needs from the glue (see docs/bridge.md). */
-const REQUIRED = ['engineVersion', 'runPrompt', 'debugTrap'];
+const REQUIRED = ['engineVersion', 'runPrompt', 'checkPrompt', 'debugTrap'];
 
 function fail(message) {
   console.error(`make-package: ${message}`);

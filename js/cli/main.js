@@ -10,6 +10,7 @@ import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
+import { checkCommand } from './check.js';
 import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { progressReporter } from './progress.js';
@@ -19,10 +20,12 @@ const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [
                   [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
                   [--record FILE | --journal FILE.jsonl | --replay FILE]
+       runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
 On a terminal, progress (section, model round, tool call) goes to stderr as the run goes.
+runvil check prints every static error of each prompt without running it (runvil check --help).
 
   --args TEXT           the run's argument string (default: empty)
   --args-file FILE      the argument string is FILE's contents (- reads stdin to its end)
@@ -274,6 +277,7 @@ function usageLine(usage) {
  * @param {typeof import('../index.d.ts').createEngine} createEngine the Node entry's
  */
 export async function main(argv, createEngine) {
+  if (argv[0] === 'check') return checkCommand(argv.slice(1), createEngine, packsOf);
   let parsed;
   try {
     parsed = parseArgs({

@@ -2,6 +2,7 @@
 // The engine object: argument checking, defaults, and the wasm instance's life cycle.
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
+import { checkCheckCall, checkOn } from './check.js';
 import { createConversations } from './conversations.js';
 import { createJournal, journalMode } from './journal.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
@@ -738,6 +739,28 @@ export async function makeEngine(module, { uiKind }) {
     return finish(done);
   }
 
+  /** engine.check (docs/check.md): on an instance with room for a run's default ceiling. */
+  async function check(source, options) {
+    let packs;
+    try {
+      packs = checkCheckCall(source, options);
+    } catch (error) {
+      if (error instanceof TypeError) throw error;
+      throw new TypeError(`engine.check: the options could not be read (${thrownText(error, 'reading them')})`);
+    }
+    const instance = await pool.admit(DEFAULT_MEMORY_BYTES, new AbortController().signal);
+    if (instance === null) throw new Error('engine.check: no engine instance could be had');
+    try {
+      return checkOn(instance.bindings, source, packs);
+    } catch (error) {
+      // The module never throws for a prompt: a throw means the instance is unusable.
+      instance.dead = true;
+      throw new Error(`engine.check: the engine instance failed (${thrownText(error, 'checking')})`);
+    } finally {
+      pool.release(instance, DEFAULT_MEMORY_BYTES);
+    }
+  }
+
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a
   // stand-in for an engine bug), so the recovery path can be tested against the real module;
   // instances says how many instances serve the engine; bridgeKeys lists the option keys the
@@ -750,6 +773,7 @@ export async function makeEngine(module, { uiKind }) {
   };
   return Object.freeze({
     run,
+    check,
     engineVersion,
     [Symbol.for('runvil.debugTrap')]: debugTrap,
     [Symbol.for('runvil.instances')]: () => pool.size,

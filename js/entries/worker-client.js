@@ -8,6 +8,7 @@
 //   const engine = await createEngine();            // starts worker.js
 //   await engine.run(source, { models, packs, store, onEvent, signal });
 //   engine.terminate();                             // ends the worker
+import { checkCheckCall } from '../core/check.js';
 import { checkRunCall, randomSeed } from '../core/engine.js';
 import { journalSeed } from '../core/journal.js';
 import { engineOptions } from '../core/load.js';
@@ -112,8 +113,30 @@ export async function createEngine(options = {}) {
     throw new ErrorType(answer.message);
   }
 
+  /** engine.check in the worker: only data crosses (the Packs' names and availability). */
+  async function check(source, checkOptions) {
+    const packs = checkCheckCall(source, checkOptions);
+    if (fatal) throw fatal;
+    const id = nextRun++;
+    const settled = new Promise((resolve) => runs.set(id, resolve));
+    try {
+      peer.post({ type: 'check', id, source, packs });
+    } catch (error) {
+      runs.delete(id);
+      throw new TypeError(`engine.check: the options cannot be sent to the worker (${error?.message ?? error})`);
+    }
+    const answer = await settled;
+    runs.delete(id);
+    if (answer.type === 'done') return answer.outcome;
+    if (answer.type === 'fatal') throw fatal;
+    if (answer.type === 'terminated') throw new Error('runvil worker: the engine was terminated');
+    const ErrorType = answer.name === 'TypeError' ? TypeError : Error;
+    throw new ErrorType(answer.message);
+  }
+
   return Object.freeze({
     run,
+    check,
     engineVersion,
     /** The Worker running the engine. */
     worker,

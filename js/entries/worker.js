@@ -77,6 +77,16 @@ async function run({ id, source, options, modelsChooser }) {
   }
 }
 
+/** engine.check for the page: the Packs arrive as the data the check reads. */
+async function check({ id, source, packs }) {
+  try {
+    const outcome = await engine.check(source, packs === undefined ? undefined : { packs });
+    peer.post({ type: 'done', id, outcome });
+  } catch (error) {
+    peer.post({ type: 'rejected', id, name: error?.name ?? 'Error', message: error?.message ?? String(error) });
+  }
+}
+
 async function receive(message) {
   if (message.type === 'init') {
     try {
@@ -87,6 +97,8 @@ async function receive(message) {
     }
   } else if (message.type === 'run') {
     run(message);
+  } else if (message.type === 'check') {
+    check(message);
   }
 }
 

@@ -238,12 +238,7 @@ impl EntryCtx {
     }
 
     pub fn heading(&self) -> String {
-        match self.section {
-            Some(i) => self.run.prompt.sections[i].heading.clone(),
-            // A prompt without a `#` title still names its H1 body (never a bare `# `).
-            None if self.run.prompt.title.is_empty() => "# (untitled)".to_string(),
-            None => format!("# {}", self.run.prompt.title),
-        }
+        self.run.prompt.entry_heading(self.section)
     }
 
     /// `sys.section_name` and the `section` of events: the heading text without markers.

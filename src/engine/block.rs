@@ -16,7 +16,7 @@ use std::task::Poll;
 use crate::effects::context::{backend_failure, Chain, EntryCtx, RunShared};
 use crate::effects::events::Event;
 use crate::effects::memory::Held;
-use crate::error::{ErrorValueKind, RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::error::{h1_gate_failed, ErrorValueKind, RunError, RunErrorKind};
 use crate::lua::budget::Budget;
 use crate::lua::values::convert;
 use crate::lua::{self, Vm};
@@ -208,17 +208,8 @@ fn freeze_argv(ctx: &EntryCtx, vm: &Vm) -> Result<(), RunError> {
 /// coroutine under the Engine's raw pcall. Returns the chunk's return values.
 async fn run_chunk(ctx: &Rc<EntryCtx>, vm: &Vm, source: &LuaSource, chunk_name: &str) -> Result<Flow, RunError> {
     // Text only, at its line in the file (so Lua's positions are file lines).
-    let f = lua::load_text(&vm.lua, &source.code, source.line, chunk_name).map_err(|e| match e {
-        mlua::Error::SyntaxError { message, .. } => RunError::new(RunErrorKind::Lua, message),
-        // Lua's parser raises a runtime error, not a syntax error, when the block nests
-        // deeper than the C stack allows; mlua adds its traceback of C frames. The first
-        // line, at the block, is the message.
-        mlua::Error::RuntimeError(message) => {
-            let first = message.lines().next().unwrap_or_default();
-            RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}"))
-        }
-        other => lua::setup_error(ctx, other),
-    })?;
+    let f = lua::load_text(&vm.lua, &source.code, source.line, chunk_name)
+        .map_err(|e| lua::load_error(e, chunk_name).unwrap_or_else(|other| lua::setup_error(ctx, other)))?;
     run_function(ctx, vm, f, ()).await
 }
 
@@ -300,7 +291,7 @@ fn classify(ctx: &EntryCtx, vm: &Vm, err: Value) -> RunError {
             let kind: String = t.raw_get("kind").unwrap_or_default();
             let message: String = t.raw_get::<mlua::LuaString>("message").map(|s| s.to_string_lossy()).unwrap_or_default();
             if ctx.is_h1() && vm.substitution_errors.raw_get::<bool>(t.clone()).unwrap_or(false) {
-                return RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n- the H1 gate failed: {message}"));
+                return h1_gate_failed(&message);
             }
             // A prompt may raise an error value with a kind of its own: that is a Lua error.
             let kind = ErrorValueKind::from_field(&kind).map_or(RunErrorKind::Lua, ErrorValueKind::run_kind);

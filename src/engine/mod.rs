@@ -17,7 +17,7 @@ use crate::effects::identity::Identity;
 use crate::effects::memory::{json_size, Held, Meter};
 use crate::effects::models;
 use crate::effects::tasks::{self, TaskPool};
-use crate::error::{RunError, RunErrorKind, REQUIREMENTS_NOTICE};
+use crate::error::{requirements_unmet, RunError, RunErrorKind};
 use crate::host::Host;
 use crate::store::claims::Clock;
 use crate::store::view::Store;
@@ -114,7 +114,7 @@ async fn prepare_and_run(source: &str, options: RunOptions, host: Rc<dyn Host>, 
     unmet.extend(models::unmet_requirements(&run));
     unmet.extend(run.prompt.front.input.iter().filter(|p| !store.has_file(p)).map(|p| format!("- missing input file: {p}")));
     if !unmet.is_empty() {
-        return Err(RunError::new(RunErrorKind::RequirementsUnmet, format!("{REQUIREMENTS_NOTICE}\n{}", unmet.join("\n"))));
+        return Err(requirements_unmet(&unmet));
     }
     run.check_cancelled();
     if let Some(stop) = run.stop.borrow().clone() {

@@ -20,7 +20,7 @@ fn target(ctx: &EntryCtx, what: &str, reference: &Value) -> Result<usize, String
     let Value::String(r) = reference else {
         return Err(format!("{what} takes a section heading, got {}", convert::lua_type(reference)));
     };
-    ctx.run.prompt.resolve(ctx.section, &r.to_string_lossy()).map_err(|m| format!("{what}: {m}"))
+    ctx.run.prompt.resolve_for(ctx.section, what, &r.to_string_lossy())
 }
 
 /// `jump(target)`: the walk goes on at `target` once this block unwinds. The unwinding is a

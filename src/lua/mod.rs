@@ -34,7 +34,7 @@ use crate::effects::memory::Heap;
 use env::Marks;
 pub use errors::{is_memory_error, memory_limit_error, mlua_error_message, setup_error};
 pub use preludes::has_preludes;
-pub use source::load_text;
+pub use source::{load_error, load_text};
 use values::convert;
 pub use var::var_replaced;
 

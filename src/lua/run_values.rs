@@ -91,12 +91,8 @@ pub fn prompt_list(lua: &Lua, env: &Env, heading: &Value) -> Answer {
     let Value::String(h) = heading else {
         return fail(lua, ErrorValueKind::Lua, format!("prompt.list takes a section heading, got {}", heading.type_name()));
     };
-    let p = &ctx.run.prompt;
-    match p.resolve(ctx.section, &h.to_string_lossy()) {
-        Err(msg) => fail(lua, ErrorValueKind::Lua, format!("prompt.list: {msg}")),
-        Ok(i) => match &p.sections[i].list {
-            Some(items) => ok(lua, convert::to_lua(lua, &Json::from(items.clone()), marks)?),
-            None => fail(lua, ErrorValueKind::Lua, format!("prompt.list: section {:?} holds no Markdown list", p.sections[i].heading)),
-        },
+    match ctx.run.prompt.list(ctx.section, &h.to_string_lossy()) {
+        Err(msg) => fail(lua, ErrorValueKind::Lua, msg),
+        Ok(items) => ok(lua, convert::to_lua(lua, &Json::from(items.clone()), marks)?),
     }
 }

@@ -10,6 +10,8 @@
 use mlua::{Function, Lua, Value};
 use std::ffi::{c_int, CStr, CString};
 
+use crate::error::{RunError, RunErrorKind};
+
 extern "C-unwind" {
     // Added by loadline.patch (lstate.c): the first line of the next text chunk `lua_load` reads.
     fn lua_setloadline(l: *mut mlua::ffi::lua_State, line: c_int);
@@ -36,6 +38,22 @@ pub fn load_text(lua: &Lua, code: &str, line: usize, name: &str) -> mlua::Result
         }
         (mlua::ffi::LUA_ERRMEM, v) => Err(mlua::Error::MemoryError(message(&v))),
         (_, v) => Err(mlua::Error::RuntimeError(message(&v))),
+    }
+}
+
+/// The run error a failed [`load_text`] of chunk `chunk_name` is, as a prompt's author sees it;
+/// `Err` gives back an error of the VM itself (no memory), which is not the text's fault.
+pub fn load_error(e: mlua::Error, chunk_name: &str) -> Result<RunError, mlua::Error> {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => Ok(RunError::new(RunErrorKind::Lua, message)),
+        // Lua's parser raises a runtime error, not a syntax error, when the text nests deeper
+        // than the C stack allows; mlua adds its traceback of C frames. The first line, at the
+        // text, is the message.
+        mlua::Error::RuntimeError(message) => {
+            let first = message.lines().next().unwrap_or_default();
+            Ok(RunError::new(RunErrorKind::Lua, format!("{chunk_name}: {first}")))
+        }
+        other => Err(other),
     }
 }
 

@@ -52,21 +52,39 @@ struct BodyParser<'a> {
     depth: usize,
     fence: Option<LuaFence>,
     list: Option<ListCapture>,
+    /// What the body refuses, in the order the walk met it. A run stops at the first; `check`
+    /// reports them all, so each error site records its error and the walk goes on as if the
+    /// offending construct were absent.
+    errors: Vec<RunError>,
 }
 
-pub fn parse_body(source: &str, body_start: usize, front: Frontmatter, lines: &LineIndex) -> Result<Prompt, RunError> {
+/// The body as far as it can be read, and every error found on the way.
+pub fn parse_body_all(source: &str, body_start: usize, front: Frontmatter, lines: &LineIndex) -> (Prompt, Vec<RunError>) {
     let mut parser = BodyParser::new(source, body_start, front, lines);
     for (event, range) in Parser::new_ext(&source[body_start..], Options::empty()).into_offset_iter() {
         let r = (range.start + body_start)..(range.end + body_start);
-        match event {
-            Event::Start(tag) => parser.start(tag, r)?,
-            Event::End(tag_end) => parser.end(tag_end)?,
-            Event::Text(text) => parser.text(&text),
-            Event::Rule => parser.rule(r),
-            _ => parser.leaf(),
+        let step = match event {
+            Event::Start(tag) => parser.start(tag, r),
+            Event::End(tag_end) => parser.end(tag_end),
+            Event::Text(text) => {
+                parser.text(&text);
+                Ok(())
+            }
+            Event::Rule => {
+                parser.rule(r);
+                Ok(())
+            }
+            _ => {
+                parser.leaf();
+                Ok(())
+            }
+        };
+        if let Err(e) = step {
+            parser.errors.push(e);
         }
     }
-    Ok(parser.finish())
+    let errors = std::mem::take(&mut parser.errors);
+    (parser.finish(), errors)
 }
 
 impl<'a> BodyParser<'a> {
@@ -80,6 +98,7 @@ impl<'a> BodyParser<'a> {
             depth: 0,
             fence: None,
             list: None,
+            errors: Vec::new(),
         }
     }
 
@@ -137,18 +156,20 @@ impl<'a> BodyParser<'a> {
             Some(p) => &prompt.sections[p].children,
             None => &prompt.top,
         };
-        if let Some(&dup) = siblings.iter().find(|&&j| prompt.sections[j].heading == heading) {
-            return Err(self.error(
+        let duplicate = siblings.iter().find(|&&j| prompt.sections[j].heading == heading).map(|&dup| {
+            self.error(
                 format!(
                     "duplicate heading `{heading}`: a sibling at line {} has the same text, and heading references must be unique",
                     prompt.sections[dup].line
                 ),
                 r.start,
-            ));
-        }
-        match parent {
-            Some(p) => self.prompt.sections[p].children.push(idx),
-            None => self.prompt.top.push(idx),
+            )
+        });
+        // A duplicate still opens a section (its blocks are still read), one no reference reaches.
+        match (&duplicate, parent) {
+            (Some(_), _) => {}
+            (None, Some(p)) => self.prompt.sections[p].children.push(idx),
+            (None, None) => self.prompt.top.push(idx),
         }
         self.prompt.sections.push(Section {
             heading,
@@ -162,7 +183,7 @@ impl<'a> BodyParser<'a> {
             line: self.lines.line(r.start),
         });
         self.region = Region { section: Some(idx), prose_start: r.end, seen_content: false, body: Body::default() };
-        Ok(())
+        duplicate.map_or(Ok(()), Err)
     }
 
     fn title(&mut self, text: String, r: Range<usize>) -> Result<(), RunError> {
@@ -185,6 +206,7 @@ impl<'a> BodyParser<'a> {
 
     /// Every fenced block must be closed, nested or not; only top-level `lua` fences are code.
     fn code_block_start(&mut self, info: &str, top: bool, r: Range<usize>) -> Result<(), RunError> {
+        // An unclosed fence's text is not code: it ran on over whatever followed it.
         check_fence_closed(self.source, &r).map_err(|m| self.error(m, r.start))?;
         let info = info.trim();
         if top && (info == "lua" || info == "lua shared") {
@@ -208,6 +230,8 @@ impl<'a> BodyParser<'a> {
         let Some(f) = self.fence.take() else { return Ok(()) };
         let code_line = self.lines.line(f.start) + 1;
         if f.shared {
+            // The shared library is not a block, but like any fence it ends the pending prose.
+            self.region.prose_start = f.end;
             if self.region.section.is_some() {
                 return Err(self.error("a ```lua shared fence belongs in the H1 body, above the first `##` section".into(), f.start));
             }
@@ -215,12 +239,12 @@ impl<'a> BodyParser<'a> {
                 return Err(self.error("a prompt holds at most one ```lua shared fence; this is the second".into(), f.start));
             }
             self.prompt.shared = Some(LuaSource { code: f.code, line: code_line });
-            // The shared library is not a block, but like any fence it ends the pending prose.
-            self.region.prose_start = f.end;
             return Ok(());
         }
-        let prose = pending_prose(&self.source[self.region.prose_start..f.start]);
-        self.region.body.blocks.push(Block { prose, lua: LuaSource { code: f.code, line: code_line } });
+        let pending = pending_prose_range(&self.source[self.region.prose_start..f.start]);
+        let prose_at = self.region.prose_start + pending.start;
+        let prose = self.source[prose_at..self.region.prose_start + pending.end].to_string();
+        self.region.body.blocks.push(Block { prose, prose_at, lua: LuaSource { code: f.code, line: code_line } });
         self.region.prose_start = f.end;
         self.region.seen_content = true;
         Ok(())
@@ -345,9 +369,9 @@ fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
     }
 }
 
-/// Pending prose is trimmed of the blank lines around it (and the final line break), never of
+/// Where the pending prose lies in `raw`: pending prose is trimmed of the blank lines around it (and the final line break), never of
 /// the spaces inside its lines.
-pub fn pending_prose(raw: &str) -> String {
+fn pending_prose_range(raw: &str) -> Range<usize> {
     let mut start = 0;
     for line in raw.split_inclusive('\n') {
         if line.trim().is_empty() {
@@ -368,7 +392,7 @@ pub fn pending_prose(raw: &str) -> String {
             break;
         }
     }
-    rest[..end].to_string()
+    start..start + end
 }
 
 /// The text of a list item: its source without the marker, lines trimmed and joined by `\n`.
@@ -390,6 +414,10 @@ fn item_text(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pending_prose(raw: &str) -> &str {
+        &raw[pending_prose_range(raw)]
+    }
 
     #[test]
     fn pending_prose_trims_blank_lines_only() {

@@ -104,7 +104,7 @@ impl JsHost {
 }
 
 /// The elements of a JS array; nothing for any other value (`Array::from` would throw).
-fn array(v: &JsValue) -> Vec<JsValue> {
+pub(super) fn array(v: &JsValue) -> Vec<JsValue> {
     if js_sys::Array::is_array(v) {
         js_sys::Array::from(v).iter().collect()
     } else {
@@ -113,7 +113,7 @@ fn array(v: &JsValue) -> Vec<JsValue> {
 }
 
 /// A Pack object from JS (`Pack` in js/index.d.ts) as the engine's PackSpec.
-fn pack_spec(p: &JsValue) -> PackSpec {
+pub(super) fn pack_spec(p: &JsValue) -> PackSpec {
     let text = |v: &JsValue, k: &str| get(v, k).as_string().unwrap_or_default();
     let unavailable = {
         let u = get(p, "unavailable");

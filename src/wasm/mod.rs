@@ -2,6 +2,7 @@
 //! into [`RunOptions`] and a [`JsHost`], runs the engine, and answers with a plain outcome
 //! object (docs/bridge.md). It never rejects for a prompt's own failure.
 
+mod check;
 mod host;
 mod options;
 mod store;
