@@ -90,6 +90,12 @@ fn structural_mistakes_are_parse_errors_with_lines() {
     assert_eq!((e.kind, e.line), (RunErrorKind::Parse, Some(5)));
     let e = error("# T\n\n# U\n", "");
     assert_eq!(e.kind, RunErrorKind::Parse);
+    // A fence inside a block quote closes on a quoted line; one the quote ends first does not.
+    let quoted = "# T\n\n## Main\n\n> ```text\n> notes\n> ```\n>> ~~~~\n>> x\n>>  ~~~~\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(quoted, ""), "> ```text\n> notes\n> ```\n>> ~~~~\n>> x\n>>  ~~~~");
+    let e = error("# T\n\n## Main\n\n> ```text\n> notes\n\nafter\n", "");
+    assert_eq!(e.kind, RunErrorKind::Parse);
+    assert_eq!(e.message, "unclosed code fence \"```text\": no closing \"```\" line before the end of the prompt (line 5)");
 }
 
 #[test]

@@ -348,14 +348,15 @@ fn heading_text(raw: &str) -> String {
 /// since everything after it (headings and blocks included) would silently become code.
 fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
     let text = &source[r.clone()];
-    let first = text.lines().next().unwrap_or("");
+    // A fence inside a block quote: its lines carry the quote's markers.
+    let first = unquoted(text.lines().next().unwrap_or(""));
     let opener = first.trim_start();
     let ch = opener.chars().next().unwrap_or('`');
     let len = opener.chars().take_while(|&c| c == ch).count();
     let mut lines = text.trim_end_matches(['\n', '\r']).lines();
     lines.next();
     let closed = lines.last().map(|l| {
-        let t = l.trim();
+        let t = unquoted(l).trim();
         t.len() >= len && t.chars().all(|c| c == ch)
     });
     if closed == Some(true) {
@@ -367,6 +368,15 @@ fn check_fence_closed(source: &str, r: &Range<usize>) -> Result<(), String> {
             ch.to_string().repeat(len)
         ))
     }
+}
+
+/// `line` without the block-quote markers (`>`, each with its optional space) it starts with.
+fn unquoted(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    while let Some(after) = rest.strip_prefix('>') {
+        rest = after.strip_prefix(' ').unwrap_or(after).trim_start();
+    }
+    rest
 }
 
 /// Where the pending prose lies in `raw`: pending prose is trimmed of the blank lines around it (and the final line break), never of
