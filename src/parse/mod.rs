@@ -4,6 +4,7 @@
 //! substitution happens only when a Lua block reads `prose` (`001`, "Parsing keeps placeholders").
 
 pub mod frontmatter;
+pub mod yaml;
 mod markdown;
 
 use crate::error::{RunError, RunErrorKind};
