@@ -306,12 +306,17 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn enter(&mut self) -> R<()> {
+    /// One collection deeper; `spot` is where that collection starts.
+    fn enter_at(&mut self, spot: Spot) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.error(format!("collections nested deeper than {MAX_DEPTH} levels")));
+            return Err(self.error_at(spot, format!("collections nested deeper than {MAX_DEPTH} levels")));
         }
         Ok(())
+    }
+
+    fn enter(&mut self) -> R<()> {
+        self.enter_at(self.at)
     }
 
     /// The value after `key:` or `-`, on the same line or on the lines below, more indented than
@@ -397,7 +402,7 @@ impl<'a> Reader<'a> {
                     if let Some((name, _)) = anchor {
                         self.define(name, &key);
                     }
-                    self.enter()?;
+                    self.enter_at(key_spot)?;
                     let map = self.block_map(m, key, key_spot)?;
                     self.depth -= 1;
                     return Ok(map);
@@ -511,6 +516,8 @@ impl<'a> Reader<'a> {
     fn plain_line(&mut self, flow: bool) -> String {
         let start = self.at.pos;
         let mut end = start;
+        // Byte by byte: every stop is ASCII, and UTF-8 never uses an ASCII byte inside a
+        // character, so `end` always falls after a whole character.
         while let Some(c) = self.peek() {
             match c {
                 b'\n' => break,
@@ -518,7 +525,7 @@ impl<'a> Reader<'a> {
                 b'#' if self.at.pos > start && is_blank(self.b[self.at.pos - 1]) => break,
                 c if flow && is_flow_indicator(c) => break,
                 c => {
-                    self.bump();
+                    self.at.pos += 1;
                     if !is_blank(c) {
                         end = self.at.pos;
                     }
