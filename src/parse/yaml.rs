@@ -987,7 +987,8 @@ impl<'a> Reader<'a> {
             Yaml::Null => "duplicate entry with null key".to_string(),
             Yaml::Bool(b) => format!("duplicate entry with key `{b}`"),
             Yaml::Int(n) => format!("duplicate entry with key {n}"),
-            Yaml::Float(f) => format!("duplicate entry with key {f}"),
+            // serde_json's float writer is in the module already; Rust's `{}` for f64 is not needed.
+            Yaml::Float(f) => format!("duplicate entry with key {}", serde_json::Number::from_f64(*f).map_or_else(|| "NaN".into(), |n| n.to_string())),
             Yaml::Str(s) => format!("duplicate entry with key {s:?}"),
             Yaml::Seq(_) | Yaml::Map(_) => "duplicate entry in YAML map".to_string(),
         };
