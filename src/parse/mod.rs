@@ -4,8 +4,8 @@
 //! substitution happens only when a Lua block reads `prose` (`001`, "Parsing keeps placeholders").
 
 pub mod frontmatter;
-pub mod yaml;
 mod markdown;
+pub mod yaml;
 
 use crate::error::{RunError, RunErrorKind};
 use crate::prompt::Prompt;

@@ -84,7 +84,14 @@ pub fn parse(text: &str) -> Result<Yaml, YamlError> {
     } else {
         text
     };
-    let mut p = Reader { src: text, b: text.as_bytes(), at: Spot { pos: 0, line: 1, line_start: 0 }, depth: 0, anchors: BTreeMap::new(), copied: (0, 0) };
+    let mut p = Reader {
+        src: text,
+        b: text.as_bytes(),
+        at: Spot { pos: 0, line: 1, line_start: 0 },
+        depth: 0,
+        anchors: BTreeMap::new(),
+        copied: (0, 0),
+    };
     p.check_characters()?;
     p.skip_to_content()?;
     if p.eof() {
@@ -132,7 +139,9 @@ enum Ctx {
 enum Form {
     Plain,
     /// Quoted or a flow collection; `multiline` when it spans lines (no key then).
-    Delimited { multiline: bool },
+    Delimited {
+        multiline: bool,
+    },
     Alias,
 }
 
@@ -246,7 +255,11 @@ impl<'a> Reader<'a> {
                 c => (c.is_control() && c != '\u{85}') || matches!(c, '\u{fffe}' | '\u{ffff}'),
             };
             if bad {
-                let what = if c == '\u{feff}' { "a byte order mark (U+FEFF) is allowed only at the start" } else { "control characters are not allowed" };
+                let what = if c == '\u{feff}' {
+                    "a byte order mark (U+FEFF) is allowed only at the start"
+                } else {
+                    "control characters are not allowed"
+                };
                 return Err(self.error_at(Spot { pos: i, line, line_start }, what));
             }
         }
@@ -504,7 +517,7 @@ impl<'a> Reader<'a> {
 
     fn plain_can_start(&self, c: u8, flow: bool) -> bool {
         match c {
-            b'-' | b'?' | b':' => !self.blank_or_end_at(1) && !(flow && self.peek_at(1).is_some_and(is_flow_indicator)),
+            b'-' | b'?' | b':' => !(self.blank_or_end_at(1) || flow && self.peek_at(1).is_some_and(is_flow_indicator)),
             b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' => false,
             b' ' | b'\t' | b'\n' => false,
             _ => true,
@@ -861,7 +874,8 @@ impl<'a> Reader<'a> {
         self.enter()?;
         let open = self.peek();
         self.at.pos += 1;
-        let (close, expected) = if open == Some(b'[') { (b']', "did not find expected ',' or ']'") } else { (b'}', "did not find expected ',' or '}'") };
+        let (close, expected) =
+            if open == Some(b'[') { (b']', "did not find expected ',' or ']'") } else { (b'}', "did not find expected ',' or '}'") };
         let mut items = Vec::new();
         let mut entries = Vec::new();
         let mut spots = Vec::new();
@@ -876,7 +890,8 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
             let spot = self.at;
-            let key = if open == Some(b'{') && self.peek() == Some(b':') && self.blank_or_end_at(1) { Yaml::Null } else { self.flow_node()? };
+            let key =
+                if open == Some(b'{') && self.peek() == Some(b':') && self.blank_or_end_at(1) { Yaml::Null } else { self.flow_node()? };
             self.flow_space();
             let pair = self.peek() == Some(b':');
             if pair && self.at.line != spot.line {
@@ -988,7 +1003,9 @@ impl<'a> Reader<'a> {
             Yaml::Bool(b) => format!("duplicate entry with key `{b}`"),
             Yaml::Int(n) => format!("duplicate entry with key {n}"),
             // serde_json's float writer is in the module already; Rust's `{}` for f64 is not needed.
-            Yaml::Float(f) => format!("duplicate entry with key {}", serde_json::Number::from_f64(*f).map_or_else(|| "NaN".into(), |n| n.to_string())),
+            Yaml::Float(f) => {
+                format!("duplicate entry with key {}", serde_json::Number::from_f64(*f).map_or_else(|| "NaN".into(), |n| n.to_string()))
+            }
             Yaml::Str(s) => format!("duplicate entry with key {s:?}"),
             Yaml::Seq(_) | Yaml::Map(_) => "duplicate entry in YAML map".to_string(),
         };
