@@ -745,7 +745,7 @@ impl<'a> Reader<'a> {
         let mut blanks = String::new();
         loop {
             let Some(c) = self.src[self.at.pos..].chars().next() else {
-                return Err(self.error_at(spot, "found unexpected end of stream while scanning a quoted scalar"));
+                return Err(self.error_at(spot, "found unexpected end of stream"));
             };
             match c {
                 '"' if double => {
@@ -816,7 +816,7 @@ impl<'a> Reader<'a> {
         let spot = self.at;
         self.at.pos += 1;
         let Some(e) = self.src[self.at.pos..].chars().next() else {
-            return Err(self.error_at(spot, "found unexpected end of stream while scanning a quoted scalar"));
+            return Err(self.error_at(spot, "found unexpected end of stream"));
         };
         self.at.pos += e.len_utf8();
         let simple = match e {
