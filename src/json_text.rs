@@ -7,7 +7,7 @@
 //! a second float parser that costs about 8.8 KB of the gzipped module. Here serde_json still
 //! parses the text (syntax, escapes, nesting limit, error messages, integers are unchanged), and
 //! each float it reports is read again from its literal with `str::parse::<f64>`, which is exact
-//! and already in the module (serde_yaml uses it).
+//! and already in the module (the frontmatter's YAML reader uses it).
 //!
 //! The literal is found by a cursor over the same text: outside strings, JSON has no other
 //! place for `-` or a digit than a number, and serde_json reports every number in document

@@ -30,7 +30,7 @@ fn frontmatter_versions() {
 
 #[test]
 fn deeply_nested_frontmatter_is_refused_before_yaml_parsing() {
-    // 80 KB of `[` took serde_yaml 18 s before its own depth error; the pre-scan answers at once.
+    // 80 KB of `[` took a YAML parser 18 s before its own depth error; the pre-scan answers at once.
     let started = std::time::Instant::now();
     let e = error(&format!("---\nname: x\nargs: {}\n---\n# T\n", "[".repeat(80_000)), "");
     assert_eq!(e.kind, RunErrorKind::Frontmatter);

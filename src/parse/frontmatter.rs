@@ -1,8 +1,8 @@
-//! YAML frontmatter: the `---` block at the top of a prompt, parsed with serde_yaml and checked
+//! YAML frontmatter: the `---` block at the top of a prompt, read by [`super::yaml`] and checked
 //! against the allowed keys (docs/language.md, "Frontmatter"). Every failure is a `Frontmatter`
 //! error; where the mistake has a place in the file, the error carries its line and column.
 
-use serde_yaml::Value as Yaml;
+use super::yaml::{self, Yaml};
 use std::collections::BTreeMap;
 
 use crate::error::{RunError, RunErrorKind};
@@ -66,8 +66,9 @@ fn show(v: &Yaml) -> String {
     match v {
         Yaml::Null => "null".into(),
         Yaml::Bool(b) => b.to_string(),
-        Yaml::Number(n) => n.as_i64().map(|i| i.to_string()).unwrap_or_else(|| "a number".into()),
-        Yaml::String(s) => s.clone(),
+        Yaml::Int(_) => v.as_i64().map(|i| i.to_string()).unwrap_or_else(|| "a number".into()),
+        Yaml::Float(_) => "a number".into(),
+        Yaml::Str(s) => s.clone(),
         other => type_name(other).into(),
     }
 }
@@ -76,11 +77,10 @@ fn type_name(v: &Yaml) -> &'static str {
     match v {
         Yaml::Null => "null",
         Yaml::Bool(_) => "a boolean",
-        Yaml::Number(_) => "a number",
-        Yaml::String(_) => "a string",
-        Yaml::Sequence(_) => "a list",
-        Yaml::Mapping(_) => "a map",
-        Yaml::Tagged(_) => "a tagged value",
+        Yaml::Int(_) | Yaml::Float(_) => "a number",
+        Yaml::Str(_) => "a string",
+        Yaml::Seq(_) => "a list",
+        Yaml::Map(_) => "a map",
     }
 }
 
@@ -110,10 +110,10 @@ fn err(message: String, pos: (usize, usize)) -> RunError {
     RunError::at(RunErrorKind::Frontmatter, message, pos.0, pos.1)
 }
 
-/// The deepest nesting of flow collections (`[` and `{`) a frontmatter may use. serde_yaml
-/// takes time quadratic in the depth before its own recursion limit answers (80 KB of `[` took
-/// 18 s), so `too_deep` refuses deeper text in one linear pass first.
-pub const MAX_NESTING: usize = 64;
+/// The deepest nesting of collections a frontmatter may use. `too_deep` finds flow collections
+/// (`[` and `{`) nested deeper in one pass over the text, before any YAML is read; the reader
+/// refuses the same depth for block and flow collections together.
+pub const MAX_NESTING: usize = yaml::MAX_DEPTH;
 
 /// The 1-based (line, column) where flow collections first nest deeper than [`MAX_NESTING`], or
 /// `None`. A linear scan that knows just enough YAML: quoted scalars and comments are skipped,
@@ -170,28 +170,25 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
             (line, col),
         ));
     }
-    let doc: Yaml = serde_yaml::from_str(text).map_err(|e| {
-        let (line, col) = e.location().map(|l| (first_line + l.line() - 1, l.column())).unwrap_or((first_line, 1));
-        let msg = e.to_string();
-        // serde_yaml appends " at line X column Y" in its own numbering; ours is the file's.
-        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        err(format!("invalid frontmatter: {msg} (line {line}, column {col})"), (line, col))
+    let doc = yaml::parse(text).map_err(|e| {
+        let (line, col) = (first_line + e.line - 1, e.column);
+        err(format!("invalid frontmatter: {} (line {line}, column {col})", e.message), (line, col))
     })?;
     let map = match doc {
         Yaml::Null => return Ok(Frontmatter::default()),
-        Yaml::Mapping(m) => m,
+        Yaml::Map(m) => m,
         other => return Err(err(format!("invalid frontmatter: expected a map of keys, got {}", type_name(&other)), (first_line, 1))),
     };
     let mut fm = Frontmatter::default();
     for (k, v) in map {
         let key = match &k {
-            Yaml::String(s) => s.clone(),
+            Yaml::Str(s) => s.clone(),
             other => return Err(err(format!("invalid frontmatter: keys must be strings, got {}", type_name(other)), (first_line, 1))),
         };
         let pos = key_position(text, first_line, &key);
         let string_value = |v: &Yaml| -> Result<String, RunError> {
             match v {
-                Yaml::String(s) => Ok(s.clone()),
+                Yaml::Str(s) => Ok(s.clone()),
                 other => Err(err(
                     format!("invalid frontmatter: `{key}` must be a string, got {} (line {}, column {})", type_name(other), pos.0, pos.1),
                     pos,
@@ -202,7 +199,7 @@ pub fn parse(text: &str, first_line: usize) -> Result<Frontmatter, RunError> {
             "name" => fm.name = Some(string_value(&v)?),
             "description" => fm.description = Some(string_value(&v)?),
             "runvil" | "promptforge" => {
-                let ok = matches!(&v, Yaml::Number(n) if n.as_u64() == Some(0));
+                let ok = v.as_u64() == Some(0);
                 if !ok {
                     let shown = show(&v);
                     return Err(err(
@@ -256,33 +253,54 @@ fn string_list(v: &Yaml, key: &str, pos: (usize, usize)) -> Result<Vec<String>, 
     let bad = || err(format!("invalid frontmatter: `{key}` must be a list of store paths (line {}, column {})", pos.0, pos.1), pos);
     match v {
         Yaml::Null => Ok(vec![]),
-        Yaml::Sequence(items) => items.iter().map(|i| i.as_str().map(str::to_string).ok_or_else(bad)).collect(),
+        Yaml::Seq(items) => items.iter().map(|i| i.as_str().map(str::to_string).ok_or_else(bad)).collect(),
         _ => Err(bad()),
     }
 }
 
 /// `what` (a role's spec, an argument's declaration) as JSON, which the engine hands to Lua and
-/// to the host. serde_json refuses map keys JSON cannot spell (null, a list, a map) but would
-/// turn `.nan` and `.inf` into null, so those are refused before it sees them.
+/// to the host. Map keys JSON cannot spell (null, a list, a map) are refused, and so are `.nan`
+/// and `.inf`, which JSON has no number for.
 fn yaml_to_json(v: &Yaml, what: &str, pos: (usize, usize)) -> Result<serde_json::Value, RunError> {
-    let reason = if has_non_finite(v) {
-        "JSON has no NaN or infinite numbers".to_string()
-    } else {
-        match serde_json::to_value(v) {
-            Ok(json) => return Ok(json),
-            Err(e) => e.to_string(),
+    let reason = if has_non_finite(v) { "JSON has no NaN or infinite numbers" } else { "key must be a string" };
+    json(v).ok_or_else(|| err(format!("invalid frontmatter: {what} has no JSON form: {reason} (line {}, column {})", pos.0, pos.1), pos))
+}
+
+/// The JSON form of a value, or `None` when a key or a number has none. Boolean and number
+/// keys become their text, as JSON writers spell them; a later equal key replaces an earlier.
+fn json(v: &Yaml) -> Option<serde_json::Value> {
+    use serde_json::Value as Json;
+    Some(match v {
+        Yaml::Null => Json::Null,
+        Yaml::Bool(b) => Json::Bool(*b),
+        Yaml::Int(i) => match u64::try_from(*i) {
+            Ok(u) => Json::from(u),
+            Err(_) => Json::from(i64::try_from(*i).ok()?),
+        },
+        Yaml::Float(f) => Json::Number(serde_json::Number::from_f64(*f)?),
+        Yaml::Str(s) => Json::String(s.clone()),
+        Yaml::Seq(items) => Json::Array(items.iter().map(json).collect::<Option<_>>()?),
+        Yaml::Map(entries) => {
+            let mut map = serde_json::Map::new();
+            for (k, v) in entries {
+                let key = match k {
+                    Yaml::Str(s) => s.clone(),
+                    Yaml::Bool(_) | Yaml::Int(_) | Yaml::Float(_) => json(k)?.to_string(),
+                    Yaml::Null | Yaml::Seq(_) | Yaml::Map(_) => return None,
+                };
+                map.insert(key, json(v)?);
+            }
+            Json::Object(map)
         }
-    };
-    Err(err(format!("invalid frontmatter: {what} has no JSON form: {reason} (line {}, column {})", pos.0, pos.1), pos))
+    })
 }
 
 fn has_non_finite(v: &Yaml) -> bool {
     match v {
-        Yaml::Number(n) => !n.is_finite(),
-        Yaml::Sequence(items) => items.iter().any(has_non_finite),
-        Yaml::Mapping(m) => m.iter().any(|(k, v)| has_non_finite(k) || has_non_finite(v)),
-        Yaml::Tagged(t) => has_non_finite(&t.value),
-        Yaml::Null | Yaml::Bool(_) | Yaml::String(_) => false,
+        Yaml::Float(f) => !f.is_finite(),
+        Yaml::Seq(items) => items.iter().any(has_non_finite),
+        Yaml::Map(m) => m.iter().any(|(k, v)| has_non_finite(k) || has_non_finite(v)),
+        Yaml::Null | Yaml::Bool(_) | Yaml::Int(_) | Yaml::Str(_) => false,
     }
 }
 
@@ -306,7 +324,7 @@ fn alias_key(k: &Yaml, what: &str, under: &str, pos: (usize, usize)) -> Result<S
 fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_json::Value>, RunError> {
     let map = match v {
         Yaml::Null => return Ok(BTreeMap::new()),
-        Yaml::Mapping(m) => m,
+        Yaml::Map(m) => m,
         other => {
             return Err(err(
                 format!(
@@ -324,7 +342,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
         let label = alias_key(k, "role label", "models", pos)?;
         let spec = match spec {
             Yaml::Null => crate::obj!({}),
-            Yaml::Mapping(_) => yaml_to_json(spec, &format!("the spec of role `{label}`"), pos)?,
+            Yaml::Map(_) => yaml_to_json(spec, &format!("the spec of role `{label}`"), pos)?,
             other => {
                 return Err(err(
                     format!(
@@ -344,7 +362,7 @@ fn parse_models(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_
 
 fn parse_args(v: &Yaml, pos: (usize, usize)) -> Result<BTreeMap<String, serde_json::Value>, RunError> {
     let map = match v {
-        Yaml::Mapping(m) => m,
+        Yaml::Map(m) => m,
         other => {
             return Err(err(
                 format!(
@@ -382,13 +400,13 @@ fn parse_uses(v: &Yaml, text: &str, first_line: usize, pos: (usize, usize)) -> R
     const EXPECTED: &str = "expected a Pack id, such as `web`, or vendor/name, such as `acme/web`";
     let items = match v {
         Yaml::Null => return Ok(vec![]),
-        Yaml::Sequence(items) => items,
+        Yaml::Seq(items) => items,
         _ => return Err(err(format!("invalid frontmatter: `uses` must be a list: {EXPECTED} (line {}, column {})", pos.0, pos.1), pos)),
     };
     let mut out: Vec<String> = Vec::new();
     for item in items {
         let entry = match item {
-            Yaml::String(s) => s.clone(),
+            Yaml::Str(s) => s.clone(),
             other => {
                 return Err(err(
                     format!(

@@ -5,6 +5,7 @@
 
 pub mod frontmatter;
 mod markdown;
+pub mod yaml;
 
 use crate::error::{RunError, RunErrorKind};
 use crate::prompt::Prompt;
