@@ -3,6 +3,7 @@
 // Everything here is shared by every entry point (index.js, workerd.js).
 import { createBindings } from '../bindings.js';
 import { createConversations } from './conversations.js';
+import { checkTracing, createRunTrace, now } from './trace.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -52,7 +53,19 @@ export function checkRunCall(source, options) {
 }
 
 /** The options engine.run takes (index.d.ts, RunOptions). */
-const RUN_OPTIONS = ['args', 'seed', 'models', 'packs', 'store', 'signal', 'onEvent', 'limits', 'ui'];
+const RUN_OPTIONS = [
+  'args',
+  'seed',
+  'models',
+  'packs',
+  'store',
+  'signal',
+  'onEvent',
+  'limits',
+  'ui',
+  'tracer',
+  'traceContent',
+];
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
 function loneSurrogateIndex(text) {
@@ -95,11 +108,8 @@ const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cached_tokens', 'reasoning
  * event stream, and a reply's `usage` is reported as a `model_usage` event and added to the
  * run's per-role totals (`outcome.usage`).
  */
-function observeModels(models, onEvent, totals) {
-  const emit = (fields) => {
-    if (!onEvent) return;
-    guardObserver(onEvent)(fields);
-  };
+function observeModels(models, deliver, totals) {
+  const emit = (fields) => deliver?.(fields);
   const wrap = (fn) =>
     function observedModel(request) {
       if (request && typeof request === 'object') {
@@ -290,6 +300,25 @@ function guardObserver(onEvent) {
   };
 }
 
+/**
+ * The run's event sink: each event gets its `time` (ms since the epoch, trace.js `now`) where the
+ * wrapper receives it, goes to the run's trace, then to the host's observer.
+ * @param {((event: object) => unknown) | undefined} onEvent
+ * @param {ReturnType<typeof createRunTrace> | undefined} trace
+ */
+function observer(onEvent, trace) {
+  const tell = onEvent === undefined ? undefined : guardObserver(onEvent);
+  return (event) => {
+    if (isObject(event)) event.time = now();
+    try {
+      trace?.event(event);
+    } catch {
+      /* tracing cannot change the run */
+    }
+    tell?.(event);
+  };
+}
+
 /** @param {unknown} value */
 const isThenable = (value) => isObject(value) && typeof (/** @type {any} */ (value).then) === 'function';
 
@@ -350,7 +379,10 @@ function checkUi(ui, defaultKind) {
  * Returns { bridge } or { outcome } when the run is answered without the engine.
  */
 function prepareRun(source, options, defaultUiKind) {
-  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui } = checkRunCall(source, options);
+  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui, tracer, traceContent } = checkRunCall(
+    source,
+    options,
+  );
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
@@ -401,6 +433,7 @@ function prepareRun(source, options, defaultUiKind) {
   if (onEvent !== undefined && typeof onEvent !== 'function') {
     throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
   }
+  checkTracing(tracer, traceContent);
 
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
@@ -415,8 +448,12 @@ function prepareRun(source, options, defaultUiKind) {
   };
   const usage = {};
   const misuse = { resolverAnsweredPromise: false };
-  if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage), misuse);
-  if (onEvent !== undefined) bridge.onEvent = guardObserver(onEvent);
+  const trace = tracer === undefined ? undefined : createRunTrace(tracer, { content: traceContent });
+  const deliver = onEvent === undefined && trace === undefined ? undefined : observer(onEvent, trace);
+  if (models !== undefined) {
+    bridge.models = guardModels(observeModels(trace ? trace.models(models) : models, deliver, usage), misuse);
+  }
+  if (deliver !== undefined) bridge.onEvent = deliver;
   // Model requests and tool calls always carry a signal (index.d.ts declares it on both), so a
   // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
   // a signal that never aborts.
@@ -428,6 +465,7 @@ function prepareRun(source, options, defaultUiKind) {
   const bytes = utf8Length(source, MAX_PROMPT_BYTES);
   if (bytes > MAX_PROMPT_BYTES) {
     return {
+      trace,
       outcome: {
         ok: false,
         error: {
@@ -442,6 +480,7 @@ function prepareRun(source, options, defaultUiKind) {
   const bad = loneSurrogateIndex(args);
   if (bad >= 0) {
     return {
+      trace,
       outcome: {
         ok: false,
         error: { kind: 'Parse', message: `the argument string is not valid Unicode: lone surrogate at index ${bad}` },
@@ -449,7 +488,17 @@ function prepareRun(source, options, defaultUiKind) {
       },
     };
   }
-  return { bridge, usage, misuse, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  return { bridge, usage, misuse, trace, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+}
+
+/** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
+function finishTrace(trace, outcome) {
+  try {
+    trace?.finish(outcome);
+  } catch {
+    /* tracing cannot change the run */
+  }
+  return outcome;
 }
 
 function memoryOf(instance) {
@@ -641,18 +690,23 @@ export async function makeEngine(module, { uiKind }) {
       // An option whose getters or proxy traps throw: still misuse, said as such.
       throw new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
     }
-    if (prepared.outcome) return prepared.outcome;
+    const { trace } = prepared;
+    if (prepared.outcome) return finishTrace(trace, prepared.outcome);
     const { bridge, usage, misuse, ceiling } = prepared;
 
     let instance;
     try {
       instance = await pool.admit(ceiling, bridge.signal);
     } catch (error) {
-      return instanceFailed(error, bridge.seed);
+      return finishTrace(trace, instanceFailed(error, bridge.seed));
     }
     if (instance === null) {
       bridge.store?.end();
-      return { ok: false, error: { kind: 'Cancelled', message: 'the run was cancelled' }, seed: bridge.seed };
+      return finishTrace(trace, {
+        ok: false,
+        error: { kind: 'Cancelled', message: 'the run was cancelled' },
+        seed: bridge.seed,
+      });
     }
     /** @type {(error: unknown) => void} */
     let onFail = () => {};
@@ -675,6 +729,7 @@ export async function makeEngine(module, { uiKind }) {
       instance.waiting.delete(onFail);
       pool.release(instance, ceiling);
     }
+    finishTrace(trace, done);
     if (misuse.resolverAnsweredPromise) {
       throw new TypeError(
         'engine.run: models is a function, so it was called as a role resolver (role, spec) => modelFn, and it answered a Promise: it looks like a model function; pass it by role, e.g. { default: model }',

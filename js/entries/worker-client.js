@@ -11,6 +11,8 @@
 import { checkRunCall, randomSeed } from '../core/engine.js';
 import { engineOptions } from '../core/load.js';
 import { Peer } from '../core/worker-rpc.js';
+import { checkTracing, createRunTrace } from '../core/trace.js';
+import { MODEL_FUNCTION } from '../core/values.js';
 
 export * from './browser.js';
 
@@ -31,6 +33,45 @@ function storeDescription(store) {
     return bridge;
   }
   return store;
+}
+
+/**
+ * A run's tracer stays in the page (its spans and exporter live here): the run's events and model
+ * calls, which cross back to the page anyway, feed its spans. Takes `tracer` and `traceContent` out
+ * of `options` (changing `onEvent` and `models` to feed the trace) and answers the trace, if any.
+ */
+function traceInPage(options) {
+  const { tracer, traceContent } = options;
+  delete options.tracer;
+  delete options.traceContent;
+  checkTracing(tracer, traceContent);
+  if (tracer === undefined) return undefined;
+  const trace = createRunTrace(tracer, { content: traceContent });
+  const onEvent = options.onEvent;
+  // Misuse is left for the worker's engine.run to refuse, with its own TypeError.
+  if (onEvent !== undefined && typeof onEvent !== 'function') return trace;
+  options.onEvent = (event) => {
+    try {
+      trace.event(event);
+    } catch {
+      /* tracing cannot change the run */
+    }
+    return typeof onEvent === 'function' ? onEvent(event) : undefined;
+  };
+  const { models } = options;
+  if ((typeof models === 'function' && !models[MODEL_FUNCTION]) || (models && typeof models === 'object')) {
+    options.models = trace.models(options.models);
+  }
+  return trace;
+}
+
+function finishTrace(trace, outcome) {
+  try {
+    trace?.finish(outcome);
+  } catch {
+    /* tracing cannot change the run */
+  }
+  return outcome;
 }
 
 /**
@@ -74,6 +115,7 @@ export async function createEngine(options = {}) {
     const id = nextRun++;
     const scope = peer.scope(id);
     const options = { ...runOptions };
+    const trace = traceInPage(options);
     // The seed is chosen here when the caller gives none, so an outcome is known even for a run
     // the worker never answers (terminate()).
     if (options.seed === undefined) options.seed = randomSeed();
@@ -97,14 +139,14 @@ export async function createEngine(options = {}) {
     const answer = await settled;
     runs.delete(id);
     peer.release(scope);
-    if (answer.type === 'done') return answer.outcome;
+    if (answer.type === 'done') return finishTrace(trace, answer.outcome);
     if (answer.type === 'fatal') throw fatal;
     if (answer.type === 'terminated') {
-      return {
+      return finishTrace(trace, {
         ok: false,
         error: { kind: 'Cancelled', message: 'the engine worker was terminated' },
         seed: String(answer.seed),
-      };
+      });
     }
     const ErrorType = answer.name === 'TypeError' ? TypeError : Error;
     throw new ErrorType(answer.message);
