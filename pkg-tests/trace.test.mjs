@@ -454,3 +454,19 @@ test('child spans are parented through the context argument alone', async () => 
   ]);
   for (const c of calls) assert.equal(typeof c.start, 'number');
 });
+
+test('a model call that throws is an ERROR chat span with the exception; the run span says Model', async () => {
+  const { tracer, spans } = sdkTracer();
+  const model = async () => {
+    throw new Error('provider down');
+  };
+  const outcome = await engine.run('# M\n\n## Main\n\n```lua\nreturn models.infer("x")\n```\n', { tracer, models: { default: model } });
+  assert.equal(outcome.error.kind, 'Model');
+  const chatSpan = spans().find((s) => s.name === 'chat');
+  assert.equal(chatSpan.status.code, SpanStatusCode.ERROR);
+  assert.equal(chatSpan.status.message, 'provider down');
+  assert.equal(chatSpan.attributes['error.type'], 'model_error');
+  assert.deepEqual(chatSpan.events.map((e) => [e.name, e.attributes['exception.message']]), [['exception', 'provider down']]);
+  const root = spans().find((s) => s.name === 'invoke_agent M');
+  assert.equal(root.attributes['error.type'], 'Model');
+});

@@ -8,7 +8,8 @@ const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
 /** How long the export may take before runvil gives up on the collector. */
 const EXPORT_TIMEOUT_MS = 10_000;
 
-const hex = (bytes) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+const hex = (bytes) =>
+  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** Milliseconds since the epoch (fractions kept) as OTLP's decimal nanoseconds string. */
 function nanos(ms) {
@@ -59,7 +60,11 @@ class RecordedSpan {
   recordException(exception, time) {
     const message = exception instanceof Error ? exception.message : String(exception);
     const type = exception instanceof Error ? exception.name : 'Error';
-    this.events.push({ time: typeof time === 'number' ? time : now(), name: 'exception', attributes: { 'exception.type': type, 'exception.message': message } });
+    this.events.push({
+      time: typeof time === 'number' ? time : now(),
+      name: 'exception',
+      attributes: { 'exception.type': type, 'exception.message': message },
+    });
   }
   end(time) {
     this.end_ ??= typeof time === 'number' ? time : now();
@@ -75,7 +80,11 @@ class RecordedSpan {
       startTimeUnixNano: nanos(this.start),
       endTimeUnixNano: nanos(this.end_ ?? now()),
       attributes: keyValues(this.attributes),
-      events: this.events.map((e) => ({ timeUnixNano: nanos(e.time), name: e.name, attributes: keyValues(e.attributes) })),
+      events: this.events.map((e) => ({
+        timeUnixNano: nanos(e.time),
+        name: e.name,
+        attributes: keyValues(e.attributes),
+      })),
       status: this.status,
     };
   }
@@ -109,7 +118,8 @@ export function tracesUrl(given) {
   } catch {
     throw new TypeError(`--otlp needs an http(s) URL (got '${given}')`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`--otlp needs an http(s) URL (got '${given}')`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`--otlp needs an http(s) URL (got '${given}')`);
   if (!url.pathname.endsWith('/v1/traces')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
   return url.href;
 }
@@ -120,13 +130,16 @@ export function tracesUrl(given) {
  * @param {Record<string, string | undefined>} env
  */
 export function otlpHeaders(env) {
+  /** @type {Record<string, string>} */
   const headers = {};
   for (const list of [env.OTEL_EXPORTER_OTLP_HEADERS, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS]) {
     for (const pair of (list ?? '').split(',')) {
       const at = pair.indexOf('=');
       if (at <= 0) continue;
       try {
-        headers[decodeURIComponent(pair.slice(0, at).trim()).toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+        headers[decodeURIComponent(pair.slice(0, at).trim()).toLowerCase()] = decodeURIComponent(
+          pair.slice(at + 1).trim(),
+        );
       } catch {
         /* a malformed pair is skipped, as the exporters do */
       }

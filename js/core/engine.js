@@ -379,10 +379,19 @@ function checkUi(ui, defaultKind) {
  * Returns { bridge } or { outcome } when the run is answered without the engine.
  */
 function prepareRun(source, options, defaultUiKind) {
-  const { args = '', seed, models, packs, store, signal, onEvent, limits, ui, tracer, traceContent } = checkRunCall(
-    source,
-    options,
-  );
+  const {
+    args = '',
+    seed,
+    models,
+    packs,
+    store,
+    signal,
+    onEvent,
+    limits,
+    ui,
+    tracer,
+    traceContent,
+  } = checkRunCall(source, options);
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
   const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);

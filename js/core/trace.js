@@ -136,7 +136,9 @@ export function createRunTrace(tracer, { content = false } = {}) {
   function start(name, kind, attributes, time, parent) {
     const options = { kind, attributes: {}, startTime: time };
     const span = quietly(() =>
-      parent ? tracer.startSpan(name, options, new SpanContext(new Map([[SPAN_KEY, parent.span]]))) : tracer.startSpan(name, options),
+      parent
+        ? tracer.startSpan(name, options, new SpanContext(new Map([[SPAN_KEY, parent.span]])))
+        : tracer.startSpan(name, options),
     );
     if (!isObject(span)) return null;
     if (quietly(() => typeof span.then === 'function')) {
@@ -258,7 +260,12 @@ export function createRunTrace(tracer, { content = false } = {}) {
         const span = start(
           `task ${e.target}`,
           SPAN_KIND.internal,
-          { 'runvil.task.id': e.id, 'runvil.task.owner': e.owner, 'runvil.task.target': e.target, 'runvil.entry': e.entry },
+          {
+            'runvil.task.id': e.id,
+            'runvil.task.owner': e.owner,
+            'runvil.task.target': e.target,
+            'runvil.entry': e.entry,
+          },
           time,
           parent,
         );
@@ -359,7 +366,8 @@ export function createRunTrace(tracer, { content = false } = {}) {
           return reply;
         },
         (error) => {
-          const message = quietly(() => (error instanceof Error ? error.message : String(error))) ?? 'the model call failed';
+          const message =
+            quietly(() => (error instanceof Error ? error.message : String(error))) ?? 'the model call failed';
           span?.fail('model_error', message, error instanceof Error ? error : message);
           span?.end(now());
           throw error;
