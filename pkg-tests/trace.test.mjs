@@ -470,3 +470,34 @@ test('a model call that throws is an ERROR chat span with the exception; the run
   const root = spans().find((s) => s.name === 'invoke_agent M');
   assert.equal(root.attributes['error.type'], 'Model');
 });
+
+test("a run started inside a host span nests under it (the host's active context)", async () => {
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  const { context, trace, ROOT_CONTEXT } = await import('@opentelemetry/api');
+  // What @opentelemetry/context-async-hooks registers (NodeTracerProvider.register() does it).
+  const storage = new AsyncLocalStorage();
+  const manager = {
+    active: () => storage.getStore() ?? ROOT_CONTEXT,
+    with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.apply(thisArg, args)),
+    bind: (ctx, target) => target,
+    enable: () => manager,
+    disable: () => manager,
+  };
+  assert.equal(context.setGlobalContextManager(manager), true);
+  try {
+    const { tracer, spans } = sdkTracer();
+    const request = tracer.startSpan('GET /plan');
+    const outcome = await context.with(trace.setSpan(context.active(), request), () =>
+      engine.run('# Nested\n\n## Main\n\n```lua\nreturn "n"\n```\n', { tracer }),
+    );
+    request.end();
+    assert.equal(outcome.result, 'n');
+    const root = spans().find((s) => s.name === 'invoke_agent Nested');
+    assert.equal(root.parentSpanContext?.spanId, request.spanContext().spanId);
+    assert.equal(root.spanContext().traceId, request.spanContext().traceId);
+    const main = spans().find((s) => s.name === 'section Main');
+    assert.equal(main.parentSpanContext.spanId, root.spanContext().spanId);
+  } finally {
+    context.disable();
+  }
+});
