@@ -310,11 +310,7 @@ function observer(onEvent, trace) {
   const tell = onEvent === undefined ? undefined : guardObserver(onEvent);
   return (event) => {
     if (isObject(event)) event.time = now();
-    try {
-      trace?.event(event);
-    } catch {
-      /* tracing cannot change the run */
-    }
+    trace?.event(event);
     tell?.(event);
   };
 }
@@ -502,11 +498,7 @@ function prepareRun(source, options, defaultUiKind) {
 
 /** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
 function finishTrace(trace, outcome) {
-  try {
-    trace?.finish(outcome);
-  } catch {
-    /* tracing cannot change the run */
-  }
+  trace?.finish(outcome);
   return outcome;
 }
 

@@ -112,7 +112,7 @@ class GuardedSpan {
 /**
  * The spans of one run on `tracer`: `event(e)` takes each run event (with its `time`), `models`
  * wraps the run's models so each model call is a `chat` span, `finish(outcome)` ends the run's span
- * and whatever is still open.
+ * and whatever is still open. `event` and `finish` never throw.
  * @param {any} tracer an OpenTelemetry Tracer
  * @param {{ content?: boolean }} [options] `content`: record prompts, replies, tool arguments and results
  */
@@ -126,7 +126,7 @@ export function createRunTrace(tracer, { content = false } = {}) {
   const entries = new Map();
   /** task (chain) id -> span */
   const tasks = new Map();
-  /** `${entry}/${tool_call_id}` -> { span, name } of the tool calls asked for and not yet over */
+  /** `${entry}/${tool_call_id}` -> { span } of the tool calls asked for and not yet over */
   const calls = new Map();
   /** A call that ended and waits for its tool_result (the result text follows its end event). */
   let ending = null;
@@ -134,7 +134,8 @@ export function createRunTrace(tracer, { content = false } = {}) {
   const lastSeen = new Map();
 
   function start(name, kind, attributes, time, parent) {
-    const options = { kind, attributes: {}, startTime: time };
+    const given = Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== undefined && v !== null));
+    const options = { kind, attributes: given, startTime: time };
     const span = quietly(() =>
       parent
         ? tracer.startSpan(name, options, new SpanContext(new Map([[SPAN_KEY, parent.span]])))
@@ -146,18 +147,16 @@ export function createRunTrace(tracer, { content = false } = {}) {
       quietly(() => Promise.resolve(span).catch(() => {}));
       return null;
     }
-    const guarded = new GuardedSpan(span);
-    guarded.set(attributes);
-    return guarded;
+    return new GuardedSpan(span);
   }
 
-  function ensureRoot(time) {
-    if (root) return root;
-    root = start(
+  /** The run's span, started (at the time engine.run was called) when first needed. */
+  function ensureRoot() {
+    root ??= start(
       agentName ? `invoke_agent ${agentName}` : 'invoke_agent',
       SPAN_KIND.internal,
       { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agentName || undefined, ...runAttributes },
-      time ?? startedAt,
+      startedAt,
       null,
     );
     return root;
@@ -229,7 +228,7 @@ export function createRunTrace(tracer, { content = false } = {}) {
       case 'section_started': {
         if (e.entry === 0 && !root) {
           agentName = typeof e.section === 'string' ? e.section : '';
-          ensureRoot(startedAt);
+          ensureRoot();
         }
         const span = start(
           `section ${e.section}`,
@@ -393,7 +392,7 @@ export function createRunTrace(tracer, { content = false } = {}) {
   function finish(outcome) {
     flushEnding(undefined);
     const time = now();
-    const span = ensureRoot(startedAt);
+    const span = ensureRoot();
     const failed = !(isObject(outcome) && outcome.ok === true);
     for (const call of calls.values()) call.span?.end(time);
     for (const { span: open } of entries.values()) open?.end(time);
@@ -414,5 +413,10 @@ export function createRunTrace(tracer, { content = false } = {}) {
     }
   }
 
-  return { event, models, finish };
+  // Neither may throw into the run: a bug here, or a tracer's, must not change the outcome.
+  return {
+    event: (e) => void quietly(() => event(e)),
+    models,
+    finish: (outcome) => void quietly(() => finish(outcome)),
+  };
 }

@@ -51,11 +51,7 @@ function traceInPage(options) {
   // Misuse is left for the worker's engine.run to refuse, with its own TypeError.
   if (onEvent !== undefined && typeof onEvent !== 'function') return trace;
   options.onEvent = (event) => {
-    try {
-      trace.event(event);
-    } catch {
-      /* tracing cannot change the run */
-    }
+    trace.event(event);
     return typeof onEvent === 'function' ? onEvent(event) : undefined;
   };
   const { models } = options;
@@ -65,12 +61,9 @@ function traceInPage(options) {
   return trace;
 }
 
+/** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
 function finishTrace(trace, outcome) {
-  try {
-    trace?.finish(outcome);
-  } catch {
-    /* tracing cannot change the run */
-  }
+  trace?.finish(outcome);
   return outcome;
 }
 
@@ -140,7 +133,11 @@ export async function createEngine(options = {}) {
     runs.delete(id);
     peer.release(scope);
     if (answer.type === 'done') return finishTrace(trace, answer.outcome);
-    if (answer.type === 'fatal') throw fatal;
+    if (answer.type === 'fatal') {
+      // The run's spans end, failed, before the error reaches the caller.
+      finishTrace(trace, { ok: false, error: { kind: 'Error', message: fatal.message }, seed: options.seed });
+      throw fatal;
+    }
     if (answer.type === 'terminated') {
       return finishTrace(trace, {
         ok: false,
