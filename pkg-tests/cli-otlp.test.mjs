@@ -8,7 +8,11 @@ import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { PKG, freePort, luaPrompt } from './helpers.mjs';
+import { createEngine, scriptedModel } from '../pkg/index.js';
 
 const CLI = join(PKG, 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'runvil-cli-otlp-'));
@@ -149,6 +153,62 @@ test('--otlp URL posts the run\'s span tree as OTLP/HTTP JSON to URL/v1/traces',
     assert.equal(root.status.code, 0);
   } finally {
     await c.close();
+  }
+});
+
+/**
+ * What an export says beyond ids and times: per span, its name, its parent's name, kind, status
+ * code, and each attribute's key, value kind and value (an intValue as a number: the SDK writes
+ * numbers, runvil the canonical decimal strings; OTLP JSON readers take both).
+ */
+function meaning(body) {
+  const spans = body.resourceSpans[0].scopeSpans[0].spans;
+  const names = new Map(spans.map((s) => [s.spanId, s.name]));
+  return spans
+    .map((s) => ({
+      name: s.name,
+      parent: names.get(s.parentSpanId) ?? null,
+      kind: s.kind,
+      status: s.status.code,
+      attributes: s.attributes
+        .map(({ key, value }) => {
+          const [kind] = Object.keys(value);
+          return [key, kind, kind === 'intValue' ? Number(value.intValue) : JSON.stringify(value[kind])];
+        })
+        .sort((a, b) => a[0].localeCompare(b[0])),
+    }))
+    .sort((a, b) => `${a.parent}/${a.name}`.localeCompare(`${b.parent}/${b.name}`) || a.attributes.length - b.attributes.length);
+}
+
+test("the export says what the OpenTelemetry SDK's own OTLP JSON encoder says for the same run", async () => {
+  const c = await collector();
+  let ours;
+  try {
+    const r = await cli(['run', toolPrompt, '--model-script', toolScript, '--otlp', c.url, '--seed', '9']);
+    assert.equal(r.code, 0, r.stderr);
+    ours = c.requests[0].body;
+  } finally {
+    await c.close();
+  }
+  // The same run in this process, traced by the SDK and encoded by @opentelemetry/otlp-transformer.
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const engine = await createEngine();
+  const outcome = await engine.run(readFileSync(toolPrompt, 'utf8'), {
+    seed: 9,
+    tracer: provider.getTracer('runvil'),
+    models: { default: scriptedModel(JSON.parse(readFileSync(toolScript, 'utf8'))) },
+  });
+  assert.equal(outcome.result, 'done');
+  const theirs = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans())));
+  assert.deepEqual(meaning(ours), meaning(theirs));
+  // Every field runvil writes is one the SDK writes, with a value of the same JSON type.
+  const sdkSpan = theirs.resourceSpans[0].scopeSpans[0].spans.find((s) => s.parentSpanId);
+  for (const span of ours.resourceSpans[0].scopeSpans[0].spans) {
+    for (const [key, value] of Object.entries(span)) {
+      assert.ok(key in sdkSpan, `${key} is not an OTLP span field`);
+      assert.equal(typeof value, typeof sdkSpan[key], key);
+    }
   }
 });
 
