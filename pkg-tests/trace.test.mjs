@@ -501,3 +501,48 @@ test("a run started inside a host span nests under it (the host's active context
     context.disable();
   }
 });
+
+test('tool call spans start when each call started: Pack calls of a batch together, a local call after them', async () => {
+  const { tracer, spans } = sdkTracer();
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const slow = {
+    name: 'slow',
+    description: 'Slow tools',
+    tools: ['a', 'b'].map((name) => ({
+      name,
+      description: `slow ${name}`,
+      parameters: { type: 'object', properties: {} },
+      call: async () => {
+        await sleep(40);
+        return name;
+      },
+    })),
+  };
+  const src = "---\nname: s\ndescription: s\nruntime: 0\nuses: [slow]\n---\n# S\n\n## Main\n\n```lua\ntools.offer_local('grab', 'Grab', {}, function() return 'g' end)\ntools.offer('slow/a')\ntools.offer('slow/b')\nmessages:user('go')\nreturn models.loop()\n```\n".replace('runtime', 'runvil');
+  let round = 0;
+  const model = async () =>
+    round++ === 0
+      ? {
+          content: '',
+          finish_reason: 'tool_calls',
+          tool_calls: [
+            { id: 'a1', name: 'slow_a', arguments: {} },
+            { id: 'b1', name: 'slow_b', arguments: {} },
+            { id: 'g1', name: 'grab', arguments: {} },
+            { id: 'a2', name: 'slow_a', arguments: {} },
+          ],
+        }
+      : { content: 'ok', finish_reason: 'stop' };
+  const outcome = await engine.run(src, { tracer, packs: [slow], models: { default: model } });
+  assert.equal(outcome.result, 'ok', JSON.stringify(outcome));
+  const by = Object.fromEntries(spans().filter((s) => s.name.startsWith('execute_tool')).map((s) => [s.attributes['gen_ai.tool.call.id'], s]));
+  assert.deepEqual(Object.keys(by).sort(), ['a1', 'a2', 'b1', 'g1']);
+  const ms = (t) => ns(t) / 1e6;
+  // a1 and b1 ran at once, from the batch's arrival.
+  assert.equal(ns(by.a1.startTime), ns(by.b1.startTime));
+  for (const id of ['a1', 'b1', 'a2']) assert.ok(ms(by[id].endTime) - ms(by[id].startTime) >= 35, `${id} lasted the tool's 40 ms`);
+  // The local call waited for both; the last Pack call for the local one.
+  assert.ok(ns(by.g1.startTime) >= Math.max(ns(by.a1.endTime), ns(by.b1.endTime)));
+  assert.ok(ns(by.a2.startTime) >= ns(by.g1.endTime));
+  assert.ok(ms(by.g1.endTime) - ms(by.g1.startTime) < 35, 'the local call is quick');
+});

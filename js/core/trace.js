@@ -126,7 +126,7 @@ export function createRunTrace(tracer, { content = false } = {}) {
   const entries = new Map();
   /** task (chain) id -> span */
   const tasks = new Map();
-  /** `${entry}/${tool_call_id}` -> { span } of the tool calls asked for and not yet over */
+  /** `${entry}/${tool_call_id}` -> the tool calls the model asked for that are not over yet */
   const calls = new Map();
   /** A call that ended and waits for its tool_result (the result text follows its end event). */
   let ending = null;
@@ -180,29 +180,67 @@ export function createRunTrace(tracer, { content = false } = {}) {
     span?.end(time);
   }
 
+  /**
+   * When a call the model asked for started. A batch runs in order: each run of catalog (Pack)
+   * calls at once, each local call alone once everything before it is over. So a local call starts
+   * when the last call before it ended, a catalog call when the nearest local call before it ended
+   * (or the batch arrived); a call still running is a catalog call beside this one.
+   */
+  function startOf(call) {
+    const { batch } = call;
+    let time = batch.time;
+    for (const prior of batch.calls.slice(0, call.index)) {
+      if (prior.end === undefined) continue;
+      if (call.local || prior.local) time = Math.max(time, prior.end);
+    }
+    return time;
+  }
+
+  /** The span of a call the model asked for, started now that its start is known. */
+  function callSpan(call, time) {
+    const { batch, request } = call;
+    return start(
+      `execute_tool ${request.name}`,
+      SPAN_KIND.internal,
+      {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': request.name,
+        'gen_ai.tool.call.id': request.id,
+        'gen_ai.tool.type': 'function',
+        'runvil.tool.caller': 'model',
+        'gen_ai.tool.call.arguments': content ? jsonText(request.arguments) : undefined,
+      },
+      time,
+      batch.parent,
+    );
+  }
+
   function toolEnded(event) {
     const key = `${event.entry}/${event.tool_call_id}`;
-    let call = calls.get(key);
+    const call = calls.get(key);
     calls.delete(key);
-    if (!call) {
+    let span;
+    if (call) {
+      // A local call's events name no catalog tool.
+      call.local = event.tool === undefined;
+      call.end = event.time;
+      span = callSpan(call, startOf(call));
+    } else {
       // A script's tools.call: no event marks its start, so its span starts at the entry's last event.
-      const entry = entries.get(event.entry);
-      call = {
-        span: start(
-          `execute_tool ${event.alias}`,
-          SPAN_KIND.internal,
-          { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': event.alias, 'runvil.tool.caller': 'script' },
-          lastSeen.get(event.entry) ?? event.time,
-          entry?.span ?? ensureRoot(),
-        ),
-      };
+      span = start(
+        `execute_tool ${event.alias}`,
+        SPAN_KIND.internal,
+        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': event.alias, 'runvil.tool.caller': 'script' },
+        lastSeen.get(event.entry) ?? event.time,
+        entries.get(event.entry)?.span ?? ensureRoot(),
+      );
     }
-    call.span?.set({ 'runvil.tool.id': event.tool });
+    span?.set({ 'runvil.tool.id': event.tool });
     if (event.event === 'tool_call_failed') {
       const message = typeof event.message === 'string' ? event.message : 'the tool call failed';
-      call.span?.fail('tool_call_failed', message);
+      span?.fail('tool_call_failed', message);
     }
-    ending = { span: call.span, key, time: event.time };
+    ending = { span, key, time: event.time };
   }
 
   function endEntryCalls(entryId, time, failed) {
@@ -210,9 +248,10 @@ export function createRunTrace(tracer, { content = false } = {}) {
       if (!key.startsWith(`${entryId}/`)) continue;
       calls.delete(key);
       // A call the round never ran (another call of its batch ended the round first).
-      call.span?.set({ 'runvil.tool.ran': false });
-      if (failed) call.span?.fail('not_run', 'the call did not run: its section entry failed first');
-      call.span?.end(time);
+      const span = callSpan(call, call.batch.time);
+      span?.set({ 'runvil.tool.ran': false });
+      if (failed) span?.fail('not_run', 'the call did not run: its section entry failed first');
+      span?.end(time);
     }
   }
 
@@ -280,24 +319,14 @@ export function createRunTrace(tracer, { content = false } = {}) {
         break;
       }
       case 'assistant_tool_calls': {
-        const parent = entries.get(e.entry)?.span ?? ensureRoot();
-        for (const call of Array.isArray(e.calls) ? e.calls : []) {
-          if (!isObject(call)) continue;
-          const span = start(
-            `execute_tool ${call.name}`,
-            SPAN_KIND.internal,
-            {
-              'gen_ai.operation.name': 'execute_tool',
-              'gen_ai.tool.name': call.name,
-              'gen_ai.tool.call.id': call.id,
-              'gen_ai.tool.type': 'function',
-              'runvil.tool.caller': 'model',
-              'gen_ai.tool.call.arguments': content ? jsonText(call.arguments) : undefined,
-            },
-            time,
-            parent,
-          );
-          calls.set(`${e.entry}/${call.id}`, { span });
+        // The calls' spans start once each call's start is known (startOf), at its end.
+        /** @type {{ time: number, parent: GuardedSpan | null, calls: any[] }} */
+        const batch = { time, parent: entries.get(e.entry)?.span ?? ensureRoot(), calls: [] };
+        for (const request of Array.isArray(e.calls) ? e.calls : []) {
+          if (!isObject(request)) continue;
+          const call = { batch, index: batch.calls.length, request, local: false, end: undefined };
+          batch.calls.push(call);
+          calls.set(`${e.entry}/${request.id}`, call);
         }
         break;
       }
