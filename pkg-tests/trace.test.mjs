@@ -83,7 +83,7 @@ tools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args) r
 tools.offer('geo/lookup')
 messages:user('plan')
 local r = models.loop()
-local h = call('## Helper')
+local h = call('## Budget')
 local arms = tasks.fanout('### Leg', { 'a', 'b', 'c' })
 return r .. '|' .. h .. '|' .. #arms
 \`\`\`
@@ -94,10 +94,10 @@ return r .. '|' .. h .. '|' .. #arms
 return models.infer('leg ' .. item)
 \`\`\`
 
-## Helper
+## Budget
 
 \`\`\`lua
-return models.infer('help')
+return models.infer('budget')
 \`\`\`
 `;
 
@@ -173,7 +173,7 @@ test('a run with a tool loop, a call, a fanout of 3 and a failing tool call: the
   const { tracer, spans } = sdkTracer();
   const outcome = await engine.run(TRIP, { seed: 3, tracer, packs: [GEO], models: { planner: tripModel() } });
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
-  assert.equal(outcome.result, 'planned|re: help|3');
+  assert.equal(outcome.result, 'planned|re: budget|3');
   const got = tree(spans());
   // The arms' entries are numbered as they start; which arm gets which id is the scheduler's.
   const armEntries = got.children[1].children.slice(5).map((t) => t.children[0].attributes['runvil.entry']);
@@ -211,7 +211,7 @@ test('a run with a tool loop, a call, a fanout of 3 and a failing tool call: the
           },
           chat(2, 1, '0', 'stop'),
           {
-            name: 'section Helper',
+            name: 'section Budget',
             attributes: { 'runvil.chain': '0', 'runvil.entry': 2, 'runvil.caller': 1, 'runvil.section.outcome': 'returned' },
             status: 'ok',
             children: [chat(1, 2, '0', 'stop')],
