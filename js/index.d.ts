@@ -125,6 +125,45 @@ export interface RunOptions {
   replay?: Journal;
   /** Replays these entries (a journal's first ones), then goes on live with `models`, `packs`, `store`. */
   resume?: JournalEntry[];
+  /**
+   * An OpenTelemetry `Tracer` (e.g. `trace.getTracer('app')` of `@opentelemetry/api`): the run is
+   * traced as spans named by the GenAI semantic conventions (`invoke_agent`, `chat`,
+   * `execute_tool`), docs/providers.md "Tracing". Whatever the tracer throws is ignored.
+   */
+  tracer?: TracerLike;
+  /**
+   * Record message contents on the spans: prompts and replies (`gen_ai.input.messages`,
+   * `gen_ai.output.messages`), tool arguments and results. Default `false`: no contents.
+   */
+  traceContent?: boolean;
+}
+
+/**
+ * What the run uses of an OpenTelemetry `Tracer`; any Tracer of `@opentelemetry/api` is one.
+ * Children are parented through `context`, an object whose `getValue(key)` answers the parent
+ * span for the API's span key (the run's own span gets no `context`: the host's active one).
+ */
+export interface TracerLike {
+  startSpan(
+    name: string,
+    options: { kind: number; attributes: Record<string, unknown>; startTime: number },
+    context?: TraceContextLike,
+  ): SpanLike;
+}
+
+/** The span methods the run calls. */
+export interface SpanLike {
+  setAttribute(key: string, value: string | number | boolean | string[]): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(exception: Error | string): unknown;
+  end(endTime?: number): unknown;
+}
+
+/** A context in the shape of `@opentelemetry/api`'s `Context`. */
+export interface TraceContextLike {
+  getValue(key: symbol): unknown;
+  setValue(key: symbol, value: unknown): TraceContextLike;
+  deleteValue(key: symbol): TraceContextLike;
 }
 
 /**
@@ -258,6 +297,11 @@ export interface UsageTotals {
 export interface RunEvent {
   event: string;
   section?: string;
+  /**
+   * When the wrapper received the event: milliseconds since the epoch, with a fractional part
+   * (sub-millisecond) where the host has `performance.now()`.
+   */
+  time: number;
   [field: string]: unknown;
 }
 
@@ -300,6 +344,10 @@ export interface ModelRequest {
   tools?: ToolSpec[];
   section: string;
   turn: number;
+  /** The chain of the section entry asking (`'0'` for the main walk and its calls, `'0.1'`, ... for tasks and fanout arms). */
+  chain: string;
+  /** The section entry's id (its `sys.id`), as the run's events name it. */
+  entry: number;
   signal: HostAbortSignal;
   /**
    * Reports an event into the run's event stream (`onEvent`) as

@@ -57,7 +57,7 @@ test('--events jsonl is --events: one JSON object per line on stderr, the outcom
   const events = named.stderr.trim().split('\n').map((line) => JSON.parse(line));
   assert.deepEqual(events.at(-1), { event: 'outcome', ok: true, seed: '4' });
   assert.ok(events.some((e) => e.event === 'tool_call_succeeded'));
-  const strip = (text) => text.replace(/"execution":"[^"]*"/g, '');
+  const strip = (text) => text.replace(/"execution":"[^"]*"/g, '').replace(/,"time":[0-9.e+]+/g, '');
   assert.equal(strip(named.stderr), strip(plain.stderr));
 });
 

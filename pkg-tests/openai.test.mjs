@@ -149,7 +149,8 @@ test('retries: 429 with retry-after-ms, 503, HTML 502, 500 and a dropped connect
   assert.match(seen[3].reason, /could not be reached/);
   const retries = events.filter((e) => e.event === 'model_retry');
   assert.equal(retries.length, 5);
-  assert.deepEqual({ ...retries[0], delay_ms: 0 }, { event: 'model_retry', type: 'model_retry', section: 'Main', role: 'default', turn: 1, attempt: 2, delay_ms: 0, reason: 'the model provider answered 429: slow down' });
+  assert.equal(typeof retries[0].time, 'number');
+  assert.deepEqual({ ...retries[0], delay_ms: 0, time: undefined }, { time: undefined, event: 'model_retry', type: 'model_retry', section: 'Main', role: 'default', turn: 1, attempt: 2, delay_ms: 0, reason: 'the model provider answered 429: slow down' });
 });
 
 test('retries: retry-after in seconds is honoured; 400 is not retried; the retries are bounded', async () => {

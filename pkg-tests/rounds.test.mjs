@@ -51,7 +51,9 @@ test('a long loop: every request is exactly the whole history, in fresh arrays',
     assert.equal(r.section, 'Main');
     assert.equal(r.role, 'default');
     assert.deepEqual(r.spec, {});
-    assert.deepEqual(Object.keys(r).filter((key) => key !== 'emit' && key !== 'signal'), ['messages', 'role', 'section', 'spec', 'tools', 'turn']);
+    assert.equal(r.chain, '0');
+    assert.equal(r.entry, 1);
+    assert.deepEqual(Object.keys(r).filter((key) => key !== 'emit' && key !== 'signal'), ['chain', 'entry', 'messages', 'role', 'section', 'spec', 'tools', 'turn']);
   }
   // Each round hands out its own arrays (records are shared, frozen).
   assert.notEqual(requests[1].messages, requests[2].messages);
@@ -178,9 +180,9 @@ test('a loop without tools sends no tools key', async () => {
 
 test('the conversation copies: out-of-step requests are refused, ended ones dropped', () => {
   const c = createConversations();
-  const head = ['r', '{}', 'S', 1];
+  const head = ['r', '{}', 'S', 1, '0.2', 4];
   const r1 = c.request(7, 0, '[{"content":"a","role":"user"}]', 'null', ...head);
-  assert.deepEqual(r1, { messages: [{ content: 'a', role: 'user' }], role: 'r', section: 'S', spec: {}, turn: 1 });
+  assert.deepEqual(r1, { chain: '0.2', entry: 4, messages: [{ content: 'a', role: 'user' }], role: 'r', section: 'S', spec: {}, turn: 1 });
   assert.throws(() => c.request(7, 0, '[]', undefined, ...head), { message: 'conversation 7 is out of step: the wrapper holds 1 records, the engine expected 0' });
   const r2 = c.request(7, 1, '[{"content":"b","role":"assistant"}]', '[{"name":"t"}]', ...head);
   assert.deepEqual(r2.messages.map((m) => m.content), ['a', 'b']);

@@ -13,13 +13,14 @@ import { version } from '../version.js';
 import { checkCommand } from './check.js';
 import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
+import { exportSpans, otlpHeaders, recordingTracer, tracesUrl } from './otlp.js';
 import { progressReporter } from './progress.js';
 
 const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [--seed N] [--events [jsonl]]
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
                   [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
-                  [--record FILE | --journal FILE.jsonl | --replay FILE]
+                  [--record FILE | --journal FILE.jsonl | --replay FILE] [--otlp URL]
        runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
        runvil --version | --help
 
@@ -68,6 +69,12 @@ runvil check prints every static error of each prompt without running it (runvil
                         (answered calls are not made again), and when its run ended it is replayed
   --replay FILE         replay a journal (from --record or --journal): the same outcome, calling
                         no model, tool or operator (no --model needed)
+  --otlp URL            trace the run (OpenTelemetry GenAI spans) and export them when it ends,
+                        over OTLP/HTTP JSON to URL/v1/traces (URL is the collector's base, as in
+                        OTEL_EXPORTER_OTLP_ENDPOINT; a URL ending in /v1/traces is used as is);
+                        OTEL_EXPORTER_OTLP_HEADERS adds headers, OTEL_SERVICE_NAME names the
+                        service (default runvil). A collector that cannot be reached is a
+                        warning on stderr; the exit status stays the run's
 
 The Packs user-input (its ask tool reads the operator's next line from this terminal) and web
 (fetch; search needs a provider, so it reports none) are always served.
@@ -301,6 +308,7 @@ export async function main(argv, createEngine) {
         record: { type: 'string' },
         journal: { type: 'string' },
         replay: { type: 'string' },
+        otlp: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },
@@ -323,6 +331,14 @@ export async function main(argv, createEngine) {
   if (extra.length) usage(`unexpected argument '${extra[0]}'`);
   if (values.seed !== undefined && !/^[0-9]+$/.test(values.seed)) {
     usage(`--seed must be a decimal integer (got '${values.seed}')`);
+  }
+  let otlpUrl;
+  if (values.otlp !== undefined) {
+    try {
+      otlpUrl = tracesUrl(values.otlp);
+    } catch (error) {
+      usage(error.message);
+    }
   }
 
   let source;
@@ -446,6 +462,8 @@ export async function main(argv, createEngine) {
   const controller = new AbortController();
   options.signal = controller.signal;
   process.once('SIGINT', () => controller.abort());
+  const tracer = otlpUrl === undefined ? undefined : recordingTracer();
+  if (tracer) options.tracer = tracer;
 
   let engine;
   try {
@@ -478,6 +496,14 @@ export async function main(argv, createEngine) {
   lines.close();
   process.removeAllListeners('SIGINT');
   outcome = await journal.finish(outcome);
+  if (tracer && otlpUrl) {
+    const failed = await exportSpans(otlpUrl, tracer.spans, {
+      serviceName: process.env.OTEL_SERVICE_NAME || 'runvil',
+      version,
+      headers: otlpHeaders(process.env),
+    });
+    if (failed) process.stderr.write(`runvil: warning: the trace was not exported to ${otlpUrl}: ${failed}\n`);
+  }
   if (values.events) {
     process.stderr.write(`${JSON.stringify({ event: 'outcome', ok: outcome.ok, seed: outcome.seed })}\n`);
   }

@@ -37,8 +37,10 @@ export function createConversations() {
      * @param {string} specText JSON of the role's spec
      * @param {string} section
      * @param {number} turn
+     * @param {string} chain the chain of the conversation's section entry (`0`, `0.1`, ...)
+     * @param {number} entry the section entry's id (its `sys.id`)
      */
-    request(id, base, appendedText, toolsText, role, specText, section, turn) {
+    request(id, base, appendedText, toolsText, role, specText, section, turn, chain, entry) {
       let copy = open.get(id);
       if (!copy) open.set(id, (copy = { messages: [], tools: undefined }));
       // The engine tracks what it shipped; a mismatch is an engine bug, not something to paper over.
@@ -49,8 +51,8 @@ export function createConversations() {
       }
       for (const record of JSON.parse(appendedText)) copy.messages.push(deepFreeze(record));
       if (toolsText !== undefined) copy.tools = deepFreeze(JSON.parse(toolsText) ?? undefined);
-      // The keys in the order the engine's JSON had them when it sent the whole request.
-      const request = { messages: copy.messages.slice(), role, section, spec: JSON.parse(specText) };
+      // The keys in the order of the engine's JSON for a whole request (models.infer's).
+      const request = { chain, entry, messages: copy.messages.slice(), role, section, spec: JSON.parse(specText) };
       if (copy.tools) request.tools = copy.tools.slice();
       request.turn = turn;
       return request;

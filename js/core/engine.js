@@ -5,6 +5,7 @@ import { createBindings } from '../bindings.js';
 import { checkCheckCall, checkOn } from './check.js';
 import { createConversations } from './conversations.js';
 import { createJournal, journalMode } from './journal.js';
+import { checkTracing, createRunTrace, now } from './trace.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -67,6 +68,8 @@ const RUN_OPTIONS = [
   'record',
   'replay',
   'resume',
+  'tracer',
+  'traceContent',
 ];
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
@@ -110,11 +113,8 @@ const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cached_tokens', 'reasoning
  * event stream, and a reply's `usage` is reported as a `model_usage` event and added to the
  * run's per-role totals (`outcome.usage`).
  */
-function observeModels(models, onEvent, totals) {
-  const emit = (fields) => {
-    if (!onEvent) return;
-    guardObserver(onEvent)(fields);
-  };
+function observeModels(models, deliver, totals) {
+  const emit = (fields) => deliver?.(fields);
   const wrap = (fn) =>
     function observedModel(request) {
       if (request && typeof request === 'object') {
@@ -305,6 +305,21 @@ function guardObserver(onEvent) {
   };
 }
 
+/**
+ * The run's event sink: each event gets its `time` (ms since the epoch, trace.js `now`) where the
+ * wrapper receives it, goes to the run's trace, then to the host's observer.
+ * @param {((event: object) => unknown) | undefined} onEvent
+ * @param {ReturnType<typeof createRunTrace> | undefined} trace
+ */
+function observer(onEvent, trace) {
+  const tell = onEvent === undefined ? undefined : guardObserver(onEvent);
+  return (event) => {
+    if (isObject(event)) event.time = now();
+    trace?.event(event);
+    tell?.(event);
+  };
+}
+
 /** @param {unknown} value */
 const isThenable = (value) => isObject(value) && typeof (/** @type {any} */ (value).then) === 'function';
 
@@ -366,7 +381,7 @@ function checkUi(ui, defaultKind) {
  */
 function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   const checked = checkRunCall(source, options);
-  const { models, packs, store, signal, onEvent } = checked;
+  const { models, packs, store, signal, onEvent, tracer, traceContent } = checked;
   // A replayed or resumed run takes what its journal recorded unless the caller says otherwise
   // (a different args or seed is then a divergence, docs/journal.md).
   const mode = journalMode(checked);
@@ -422,6 +437,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   if (onEvent !== undefined && typeof onEvent !== 'function') {
     throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
   }
+  checkTracing(tracer, traceContent);
 
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
@@ -437,8 +453,12 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   };
   const usage = {};
   const misuse = { resolverAnsweredPromise: false };
-  if (models !== undefined) bridge.models = guardModels(observeModels(models, onEvent, usage), misuse);
-  if (onEvent !== undefined) bridge.onEvent = guardObserver(onEvent);
+  const trace = tracer === undefined ? undefined : createRunTrace(tracer, { content: traceContent });
+  const deliver = onEvent === undefined && trace === undefined ? undefined : observer(onEvent, trace);
+  if (models !== undefined) {
+    bridge.models = guardModels(observeModels(trace ? trace.models(models) : models, deliver, usage), misuse);
+  }
+  if (deliver !== undefined) bridge.onEvent = deliver;
   // Model requests and tool calls always carry a signal (index.d.ts declares it on both), so a
   // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
   // a signal that never aborts.
@@ -465,7 +485,8 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
     bridge.signal = journal.signal;
     bridge.conversations = journal.conversations(bridge.conversations);
     bridge.clock = journal.clock;
-    bridge.models = observeModels(journal.models(guardModels(models ?? {}, misuse)), onEvent, usage);
+    const journaled = journal.models(guardModels(models ?? {}, misuse));
+    bridge.models = observeModels(trace ? trace.models(journaled) : journaled, deliver, usage);
     bridge.packs = journal.packs(bridge.packs);
     bridge.store = journal.store(bridge.store);
   }
@@ -473,6 +494,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   const bytes = utf8Length(source, MAX_PROMPT_BYTES);
   if (bytes > MAX_PROMPT_BYTES) {
     return {
+      trace,
       outcome: {
         ok: false,
         error: {
@@ -487,6 +509,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   const bad = loneSurrogateIndex(args);
   if (bad >= 0) {
     return {
+      trace,
       outcome: {
         ok: false,
         error: { kind: 'Parse', message: `the argument string is not valid Unicode: lone surrogate at index ${bad}` },
@@ -494,7 +517,13 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
       },
     };
   }
-  return { bridge, usage, misuse, journal, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  return { bridge, usage, misuse, journal, trace, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+}
+
+/** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
+function finishTrace(trace, outcome) {
+  trace?.finish(outcome);
+  return outcome;
 }
 
 /** The clock the prompt sees (`sys.now`, the run's start), by chain: the host's, unless a journal answers. */
@@ -689,16 +718,19 @@ export async function makeEngine(module, { uiKind }) {
       // An option whose getters or proxy traps throw: still misuse, said as such.
       throw new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
     }
-    if (prepared.outcome) return prepared.outcome;
+    const { trace } = prepared;
+    if (prepared.outcome) return finishTrace(trace, prepared.outcome);
     const { bridge, usage, misuse, ceiling, journal } = prepared;
     if (journal) {
       const mismatch = await journal.start();
       if (mismatch) {
         bridge.store?.end();
-        return { ok: false, error: { kind: 'Determinism', message: mismatch }, seed: bridge.seed };
+        return finishTrace(trace, { ok: false, error: { kind: 'Determinism', message: mismatch }, seed: bridge.seed });
       }
     }
-    const finish = journal ? journal.finish : async (/** @type {any} */ outcome) => outcome;
+    /** The outcome as the caller gets it: the journal's part added, then the trace ended with it. */
+    const finish = async (/** @type {any} */ outcome) =>
+      finishTrace(trace, journal ? await journal.finish(outcome) : outcome);
 
     let instance;
     try {
@@ -732,6 +764,7 @@ export async function makeEngine(module, { uiKind }) {
       pool.release(instance, ceiling);
     }
     if (misuse.resolverAnsweredPromise) {
+      finishTrace(trace, done);
       throw new TypeError(
         'engine.run: models is a function, so it was called as a role resolver (role, spec) => modelFn, and it answered a Promise: it looks like a model function; pass it by role, e.g. { default: model }',
       );

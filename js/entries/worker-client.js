@@ -13,6 +13,8 @@ import { checkRunCall, randomSeed } from '../core/engine.js';
 import { journalSeed } from '../core/journal.js';
 import { engineOptions } from '../core/load.js';
 import { Peer } from '../core/worker-rpc.js';
+import { checkTracing, createRunTrace } from '../core/trace.js';
+import { MODEL_FUNCTION } from '../core/values.js';
 
 export * from './browser.js';
 
@@ -33,6 +35,38 @@ function storeDescription(store) {
     return bridge;
   }
   return store;
+}
+
+/**
+ * A run's tracer stays in the page (its spans and exporter live here): the run's events and model
+ * calls, which cross back to the page anyway, feed its spans. Takes `tracer` and `traceContent` out
+ * of `options` (changing `onEvent` and `models` to feed the trace) and answers the trace, if any.
+ */
+function traceInPage(options) {
+  const { tracer, traceContent } = options;
+  delete options.tracer;
+  delete options.traceContent;
+  checkTracing(tracer, traceContent);
+  if (tracer === undefined) return undefined;
+  const trace = createRunTrace(tracer, { content: traceContent });
+  const onEvent = options.onEvent;
+  // Misuse is left for the worker's engine.run to refuse, with its own TypeError.
+  if (onEvent !== undefined && typeof onEvent !== 'function') return trace;
+  options.onEvent = (event) => {
+    trace.event(event);
+    return typeof onEvent === 'function' ? onEvent(event) : undefined;
+  };
+  const { models } = options;
+  if ((typeof models === 'function' && !models[MODEL_FUNCTION]) || (models && typeof models === 'object')) {
+    options.models = trace.models(options.models);
+  }
+  return trace;
+}
+
+/** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
+function finishTrace(trace, outcome) {
+  trace?.finish(outcome);
+  return outcome;
 }
 
 /**
@@ -76,6 +110,7 @@ export async function createEngine(options = {}) {
     const id = nextRun++;
     const scope = peer.scope(id);
     const options = { ...runOptions };
+    const trace = traceInPage(options);
     // The seed is chosen here when the caller gives none, so an outcome is known even for a run
     // the worker never answers (terminate()).
     // A replayed or resumed run's seed is its journal's (docs/journal.md).
@@ -100,14 +135,18 @@ export async function createEngine(options = {}) {
     const answer = await settled;
     runs.delete(id);
     peer.release(scope);
-    if (answer.type === 'done') return answer.outcome;
-    if (answer.type === 'fatal') throw fatal;
+    if (answer.type === 'done') return finishTrace(trace, answer.outcome);
+    if (answer.type === 'fatal') {
+      // The run's spans end, failed, before the error reaches the caller.
+      finishTrace(trace, { ok: false, error: { kind: 'Error', message: fatal.message }, seed: options.seed });
+      throw fatal;
+    }
     if (answer.type === 'terminated') {
-      return {
+      return finishTrace(trace, {
         ok: false,
         error: { kind: 'Cancelled', message: 'the engine worker was terminated' },
         seed: String(answer.seed),
-      };
+      });
     }
     const ErrorType = answer.name === 'TypeError' ? TypeError : Error;
     throw new ErrorType(answer.message);

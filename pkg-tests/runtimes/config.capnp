@@ -19,6 +19,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/core/load.js", esModule = embed "../../pkg/core/load.js"),
     (name = "pkg/core/conversations.js", esModule = embed "../../pkg/core/conversations.js"),
     (name = "pkg/core/journal.js", esModule = embed "../../pkg/core/journal.js"),
+    (name = "pkg/core/trace.js", esModule = embed "../../pkg/core/trace.js"),
     (name = "pkg/core/values.js", esModule = embed "../../pkg/core/values.js"),
     (name = "pkg/models/scripted.js", esModule = embed "../../pkg/models/scripted.js"),
     (name = "pkg/models/openai.js", esModule = embed "../../pkg/models/openai.js"),
