@@ -27,6 +27,8 @@ test('the blocks between markers are replaced and the prose around them is kept'
   assert.match(block(out, 'entries'), /\| a bare Lua state in wasm \(wasmoon\) \| 100 µs \(90\.0, 150\) \|/);
   assert.match(block(out, 'fanout'), /\| `call` \| 77\.0 µs \(72\.0, 91\.0\) \|/);
   assert.match(block(out, 'fanout'), /\| ideal \(latency × arms \/ concurrency\) \| 78\.1 ms \|/);
+  assert.match(block(out, 'fanout'), /\| AI SDK 7 pool, CPU time per call \| 100 µs \(90\.0, 120\) \|/);
+  assert.match(block(out, 'fanout'), /\| \*\*fanout \/ AI SDK pool\*\* \(goal: ≤ 1\.0× the AI SDK pool\) \| \*\*0\.77×\*\*: met \|/);
 });
 
 test('rendering is idempotent: the output rendered again is the same', () => {

@@ -107,6 +107,7 @@ export const BLOCKS = {
     const fan = src.fig('fanout.ratio');
     const ideal = src.fig('fanout.ideal');
     const wall = src.fig('fanout.wall');
+    const sdk = src.fig('fanout.versusSdk');
     const pair = (f, unit) => [`${withUnit(f.peer.median, unit)}`, `${withUnit(f.median, unit)}`, times(f.ratio)];
     const rows = [
       ['Lua compute, geomean of 7 programs, time vs native lua5.4',
@@ -125,6 +126,8 @@ export const BLOCKS = {
         `1,000 vs 10 rounds, per round: ${times(growth.value)} (AI SDK ${times(growth.peer.value)})`, growth.goal.text, status(growth)],
       ['fanout: 1,000 arms × one 5 ms model round, concurrency 64', `ideal ${num(ideal.value)} ms`,
         `${num(wall.median)} ms`, times(fan.median), fan.goal.text, status(fan)],
+      ['the same 1,000 rounds: `tasks.fanout` vs AI SDK 7 `generateText` in a 64-wide promise pool',
+        ...pair(sdk, 'ms'), sdk.goal.text, status(sdk)],
     ];
     return table(['figure', 'peer', 'Runvil', 'ratio', 'goal', 'status'], rows);
   },
@@ -253,6 +256,10 @@ export const BLOCKS = {
       [f('ideal').name, `${num(f('ideal').value)} ms`],
       [`**ratio to ideal** (goal: ${r.goal.text})`, `**${times(r.median)}** (${times(r.min)}, ${times(r.max)}): ${verdict(r)}`],
       [f('perArm').name, `${num(f('perArm').median)} µs (${num(f('perArm').min)}, ${num(f('perArm').max)})`],
+      [f('cpuPerArm').name, `${num(f('cpuPerArm').median)} µs (${num(f('cpuPerArm').min)}, ${num(f('cpuPerArm').max)})`],
+      [f('cpuPerArm').peer.name, `${num(f('cpuPerArm').peer.median)} µs (${num(f('cpuPerArm').peer.min)}, ${num(f('cpuPerArm').peer.max)})`],
+      [f('versusSdk').peer.name + ': wall time', `${num(f('versusSdk').peer.median)} ms (${num(f('versusSdk').peer.min)}, ${num(f('versusSdk').peer.max)})`],
+      [`**fanout / AI SDK pool** (goal: ${f('versusSdk').goal.text})`, `**${times(f('versusSdk').ratio)}**: ${verdict(f('versusSdk'))}`],
       [f('rssPerArm').name, `${num(f('rssPerArm').value)} KiB`],
       [f('entry').name, `${num(f('entry').median)} µs (${num(f('entry').min)}, ${num(f('entry').max)})`],
       [f('call').name, `${num(f('call').median)} µs (${num(f('call').min)}, ${num(f('call').max)})`],
