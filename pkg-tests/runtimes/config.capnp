@@ -18,6 +18,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/core/engine.js", esModule = embed "../../pkg/core/engine.js"),
     (name = "pkg/core/load.js", esModule = embed "../../pkg/core/load.js"),
     (name = "pkg/core/conversations.js", esModule = embed "../../pkg/core/conversations.js"),
+    (name = "pkg/core/check.js", esModule = embed "../../pkg/core/check.js"),
     (name = "pkg/core/journal.js", esModule = embed "../../pkg/core/journal.js"),
     (name = "pkg/core/trace.js", esModule = embed "../../pkg/core/trace.js"),
     (name = "pkg/core/values.js", esModule = embed "../../pkg/core/values.js"),
