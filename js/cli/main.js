@@ -14,6 +14,7 @@ import { checkCommand } from './check.js';
 import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { progressReporter } from './progress.js';
+import { testCommand } from './test.js';
 
 const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [--seed N] [--events [jsonl]]
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
@@ -278,6 +279,7 @@ function usageLine(usage) {
  */
 export async function main(argv, createEngine) {
   if (argv[0] === 'check') return checkCommand(argv.slice(1), createEngine, packsOf);
+  if (argv[0] === 'test') return testCommand(argv.slice(1), createEngine, modelFor);
   let parsed;
   try {
     parsed = parseArgs({
