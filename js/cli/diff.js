@@ -19,7 +19,10 @@ export function lineDiff(expected, actual) {
   /** @type {[' ' | '-' | '+', string][]} */
   let ops = [];
   if ((a.length + 1) * (b.length + 1) > MAX_CELLS) {
-    ops = [...a.map((l) => /** @type {['-', string]} */ (['-', l])), ...b.map((l) => /** @type {['+', string]} */ (['+', l]))];
+    ops = [
+      ...a.map((l) => /** @type {['-', string]} */ (['-', l])),
+      ...b.map((l) => /** @type {['+', string]} */ (['+', l])),
+    ];
   } else {
     // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
     const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));

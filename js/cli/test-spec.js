@@ -121,7 +121,8 @@ function expectation(value, where) {
     const w = at(where, 'error');
     if (!isObject(error)) throw new SpecError(w, `must be an object { kind, contains } (got ${describe(error)})`);
     checkKeys(error, ERROR_KEYS, w);
-    if (error.kind === undefined && error.contains === undefined) throw new SpecError(w, 'needs kind, contains or both');
+    if (error.kind === undefined && error.contains === undefined)
+      throw new SpecError(w, 'needs kind, contains or both');
     out.error = {};
     if (error.kind !== undefined) out.error.kind = string(error.kind, at(w, 'kind'));
     if (error.contains !== undefined) out.error.contains = string(error.contains, at(w, 'contains'));
@@ -140,7 +141,8 @@ function expectation(value, where) {
 function testOf(own, shared, where) {
   const merged = { ...shared, ...own };
   const w = (key) => (Object.hasOwn(own, key) ? at(where, key) : key);
-  if (merged.prompt === undefined) throw new SpecError(where, 'needs prompt (the prompt file, relative to the test file)');
+  if (merged.prompt === undefined)
+    throw new SpecError(where, 'needs prompt (the prompt file, relative to the test file)');
   if (merged.expect === undefined) throw new SpecError(where, 'needs expect');
   if (merged.replies !== undefined && merged.journal !== undefined) {
     throw new SpecError(where, 'takes replies or journal, not both');

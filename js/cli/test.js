@@ -98,11 +98,9 @@ class Problem extends Error {
   }
 }
 
-/** The outcome's error in one line: `Kind: message (line 3, ## Main)`. */
+/** The outcome's error in one line: `Kind: message (line 3, ## Main)` (section: its heading). */
 function errorText(error) {
-  const where = [error.line !== undefined ? `line ${error.line}` : '', error.section ? `## ${error.section}` : '']
-    .filter(Boolean)
-    .join(', ');
+  const where = [error.line !== undefined ? `line ${error.line}` : '', error.section ?? ''].filter(Boolean).join(', ');
   return `${error.kind}: ${error.message}${where ? ` (${where})` : ''}`;
 }
 
@@ -120,7 +118,8 @@ async function compare(expect, outcome, store, calls) {
       );
     } else if (result !== expect.result) {
       const detail = { expected: expect.result, actual: result };
-      if (expect.result === null) problems.push(new Problem('result', 'expected no result (null), got a result', detail));
+      if (expect.result === null)
+        problems.push(new Problem('result', 'expected no result (null), got a result', detail));
       else if (result === null) problems.push(new Problem('result', 'expected a result, got none (null)', detail));
       else {
         problems.push(
@@ -223,7 +222,7 @@ async function runTest(test, file, context) {
   } catch (error) {
     throw new Problem(
       'test',
-      `prompt: cannot read '${test.prompt}' (${shown(promptPath)}): ${error.code === 'ENOENT' ? 'no such file' : error.message}`,
+      `prompt: cannot read '${shown(promptPath)}': ${error.code === 'ENOENT' ? 'no such file' : error.message}`,
     );
   }
   const journalPath = test.journal === undefined ? undefined : resolve(base, test.journal);
@@ -234,11 +233,12 @@ async function runTest(test, file, context) {
     try {
       text = await readFile(journalPath, 'utf8');
     } catch (error) {
-      if (error.code !== 'ENOENT') throw new Problem('journal', `cannot read '${shown(journalPath)}': ${error.message}`);
+      if (error.code !== 'ENOENT')
+        throw new Problem('journal', `journal: cannot read '${shown(journalPath)}': ${error.message}`);
       if (!context.update) {
         throw new Problem(
           'journal',
-          `'${test.journal}' (${shown(journalPath)}) does not exist; record it with runvil test --update --model SPEC`,
+          `journal: '${shown(journalPath)}' does not exist (record it with runvil test --update --model SPEC)`,
         );
       }
     }
@@ -288,7 +288,9 @@ async function runTest(test, file, context) {
   } catch (error) {
     // engine.run rejects only on misuse: here, a journal that is not one, or a bad option.
     const message = String(error.message).replace(/^engine\.run: (replay: )?/, '');
-    throw new Problem(options.replay ? 'journal' : 'test', message);
+    if (options.replay)
+      throw new Problem('journal', `journal '${shown(/** @type {string} */ (journalPath))}': ${message}`);
+    throw new Problem('test', message);
   }
   const problems = await compare(test.expect, outcome, store, calls);
   let note;
@@ -316,7 +318,7 @@ function problemLines(problem) {
     }
   } else if (problem.kind === 'error' && problem.detail.actual?.result !== undefined) {
     const result = problem.detail.actual.result;
-    lines.push(`    result: ${result === null ? 'null' : ''}`);
+    lines.push(`    result:${result === null ? ' null' : ''}`);
     if (result !== null) lines.push(...result.split('\n').map((l) => `      ${l}`));
   }
   return lines;
@@ -396,10 +398,12 @@ export async function testCommand(argv, createEngine, modelFor) {
   });
   const roles = specs.map((s) => s.role);
   const twice = roles.find((role, i) => roles.indexOf(role) !== i);
-  if (twice) return usage(twice === '*' ? 'more than one model for every role' : `more than one --model for the role ${twice}`);
+  if (twice)
+    return usage(twice === '*' ? 'more than one model for every role' : `more than one --model for the role ${twice}`);
   const liveModels = async () => {
     const byRole = new Map();
-    for (const { role, spec } of specs) byRole.set(role, await modelFor(spec, role === '*' ? '--model' : `--model ${role}=`));
+    for (const { role, spec } of specs)
+      byRole.set(role, await modelFor(spec, role === '*' ? '--model' : `--model ${role}=`));
     return (role) => byRole.get(role) ?? byRole.get('*');
   };
   // Read once now, so that a bad spec is a usage error before any test runs.
@@ -453,7 +457,9 @@ export async function testCommand(argv, createEngine, modelFor) {
         } catch (error) {
           // Whatever goes wrong fails this test alone: a Pack module that throws, an engine that
           // cannot start.
-          problems = [error instanceof Problem ? error : new Problem('test', `internal error: ${error.stack ?? error}`)];
+          problems = [
+            error instanceof Problem ? error : new Problem('test', `internal error: ${error.stack ?? error}`),
+          ];
         }
       }
       return { problems, note, ms: Math.round(performance.now() - started) };
