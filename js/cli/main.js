@@ -22,11 +22,13 @@ const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
                   [--record FILE | --journal FILE.jsonl | --replay FILE]
        runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
+       runvil test [PATH]... [--jobs N] [--format text|json] [--update --model [ROLE=]SPEC...]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
 On a terminal, progress (section, model round, tool call) goes to stderr as the run goes.
 runvil check prints every static error of each prompt without running it (runvil check --help).
+runvil test runs the *.test.json tests under each PATH and reports each (runvil test --help).
 
   --args TEXT           the run's argument string (default: empty)
   --args-file FILE      the argument string is FILE's contents (- reads stdin to its end)
