@@ -158,11 +158,13 @@ test('a store file that should not exist, and trailing blanks, are shown as such
     ...PROMPTS,
     'gone.test.json': { prompt: 'write.md', args: 'x', expect: { result: null, store: { 'out.txt': null } } },
     'blank.test.json': { prompt: 'echo.md', args: 'a', replies: ['b  '], expect: { result: 'echo a: b' } },
+    'newline.test.json': { prompt: 'echo.md', args: 'a', replies: ['b'], expect: { result: 'echo a: b\n' } },
   });
   const { code, stdout } = await cli(dir);
   assert.equal(code, 1);
   assert.ok(stdout.includes("FAIL gone\n  store file 'out.txt' should not exist\n    actual:\n      x\n"), stdout);
   assert.ok(stdout.includes('    - echo a: b\n    + echo a: b··\n'), stdout);
+  assert.ok(stdout.includes('FAIL newline\n  the result differs only in a final newline (the expected text ends with one)\n'), stdout);
 });
 
 test('a malformed test file fails that test with a precise message; the others still run', async () => {
@@ -183,6 +185,8 @@ test('a malformed test file fails that test with a precise message; the others s
     'bad.json': '[{"journal":"something else"}]',
     'bad-pack.test.json': { prompt: 'probe.md', packs: ['nopack.js'], expect: { result: 'x' } },
     'nopack.js': 'export const x = 1;\n',
+    'throwing-pack.test.json': { prompt: 'probe.md', packs: ['throws.js'], expect: { result: 'x' } },
+    'throws.js': 'export default () => { throw new Error("no key"); };\n',
     'many.test.json': {
       prompt: 'echo.md',
       replies: ['x'],
@@ -209,12 +213,13 @@ test('a malformed test file fails that test with a precise message; the others s
   assert.equal(failure('missing-journal'), "journal: 'none.json' does not exist (record it with runvil test --update --model SPEC)");
   assert.match(failure('bad-journal'), /^journal 'bad\.json': entry 0 is not a journal header/);
   assert.equal(failure('bad-pack'), "the module 'nopack.js' exports no Pack");
+  assert.equal(failure('throwing-pack'), "the Pack module 'throws.js' failed making its Packs: no key");
   assert.equal(failure('many/#2'), "many.test.json: tests[1].name: 'fine' names an earlier test too");
   assert.equal(failure('many/#3'), 'many.test.json: tests[2].name: needs a non-empty string name');
   assert.equal(failure('many/wrong'), 'many.test.json: tests[3].seed: must be a non-negative integer or a decimal string (got -1)');
   assert.match(stdout, /\nok   good \(\d+ ms\)\n/);
   assert.match(stdout, /\nok   many\/fine \(\d+ ms\)\n/);
-  assert.match(stdout, /\n2 passed, 15 failed\n$/);
+  assert.match(stdout, /\n2 passed, 16 failed\n$/);
 });
 
 test('journal tests replay a recorded run; --update re-records it from the live --model', async () => {
@@ -254,6 +259,11 @@ test('journal tests replay a recorded run; --update re-records it from the live 
   assert.equal(changed.code, 1);
   assert.match(changed.stdout, /FAIL t\/echo\n  expected a result, the run failed: Determinism: the prompt is not the one the journal recorded: section 'Main' changed/);
 
+  // A test whose seed is not the recorded one fails its replay, saying so.
+  writeFileSync(join(dir, 't/seeded.test.json'), JSON.stringify({ prompt: '../write.md', seed: 5, journal: 'write.journal.json', expect: { result: null } }));
+  const seeded = await cli(dir, 't/seeded.test.json');
+  assert.match(seeded.stdout, /FAIL t\/seeded\n  expected a result, the run failed: Determinism: the run's seed 5 is not the one the journal recorded, 0/);
+
   // A re-recording that misses expect keeps the old journal.
   const old = readFileSync(journal, 'utf8');
   const missed = await cli(dir, '--update', '--model', 'script:replies.json', 't/echo.test.json');
@@ -288,6 +298,7 @@ test('usage errors and no test file exit 2', async () => {
     [['--jobs', '0'], /--jobs must be a positive integer \(got '0'\)/],
     [['--format', 'xml'], /--format must be text or json/],
     [['--bogus'], /Unknown option '--bogus'/],
+    [['--update', '--model', 'gpt'], /^runvil test: --model must be \[ROLE=\]openai:<model>, .* \(got 'gpt'\)\nusage: runvil test/],
   ];
   for (const [args, message] of cases) {
     const { code, stderr } = await cli(dir, ...args);

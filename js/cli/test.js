@@ -69,7 +69,13 @@ async function packsOf(path) {
     throw new Problem('packs', `cannot load the Pack module '${shown(path)}': ${error.message}`);
   }
   let first = module.default;
-  if (typeof first === 'function') first = await first();
+  if (typeof first === 'function') {
+    try {
+      first = await first();
+    } catch (error) {
+      throw new Problem('packs', `the Pack module '${shown(path)}' failed making its Packs: ${error.message}`);
+    }
+  }
   const found = [
     ...(Array.isArray(first) ? first : [first]),
     ...Object.entries(module)
@@ -104,6 +110,16 @@ function errorText(error) {
   return `${error.kind}: ${error.message}${where ? ` (${where})` : ''}`;
 }
 
+/** Two texts that differ, as a line diff; two that only a final newline tells apart, said so. */
+function textProblem(kind, what, expected, actual, detail) {
+  const bare = (text) => text.replace(/\r?\n$/, '');
+  if (bare(expected) === bare(actual)) {
+    const which = bare(expected) === expected ? 'the actual' : 'the expected';
+    return new Problem(kind, `${what} differs only in a final newline (${which} text ends with one)`, detail);
+  }
+  return new Problem(kind, `${what} differs (- expected, + actual)`, { ...detail, diff: lineDiff(expected, actual) });
+}
+
 /** What the run's outcome and store fail of `expect`. */
 async function compare(expect, outcome, store, calls) {
   const problems = [];
@@ -122,12 +138,7 @@ async function compare(expect, outcome, store, calls) {
         problems.push(new Problem('result', 'expected no result (null), got a result', detail));
       else if (result === null) problems.push(new Problem('result', 'expected a result, got none (null)', detail));
       else {
-        problems.push(
-          new Problem('result', 'the result differs (- expected, + actual)', {
-            ...detail,
-            diff: lineDiff(expect.result, result),
-          }),
-        );
+        problems.push(textProblem('result', 'the result', expect.result, result, detail));
       }
     }
   } else if (outcome.ok) {
@@ -156,14 +167,7 @@ async function compare(expect, outcome, store, calls) {
     const detail = { path, expected: want, actual: have };
     if (want === null) problems.push(new Problem('store', `store file '${path}' should not exist`, detail));
     else if (have === null) problems.push(new Problem('store', `store file '${path}' is missing`, detail));
-    else {
-      problems.push(
-        new Problem('store', `store file '${path}' differs (- expected, + actual)`, {
-          ...detail,
-          diff: lineDiff(want, have),
-        }),
-      );
-    }
+    else problems.push(textProblem('store', `store file '${path}'`, want, have, detail));
   }
   if (expect.calls) {
     const count = (ids) => ids.reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map());
@@ -396,6 +400,12 @@ export async function testCommand(argv, createEngine, modelFor) {
       ? { role: named[1], spec: named[2] }
       : { role: '*', spec: given };
   });
+  const wrong = specs.find((s) => !/^(openai|script|module):./.test(s.spec));
+  if (wrong) {
+    return usage(
+      `--model must be [ROLE=]openai:<model>, [ROLE=]script:<file> or [ROLE=]module:<file>[#export] (got '${wrong.spec}')`,
+    );
+  }
   const roles = specs.map((s) => s.role);
   const twice = roles.find((role, i) => roles.indexOf(role) !== i);
   if (twice)
