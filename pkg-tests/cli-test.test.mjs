@@ -264,6 +264,14 @@ test('journal tests replay a recorded run; --update re-records it from the live 
   const seeded = await cli(dir, 't/seeded.test.json');
   assert.match(seeded.stdout, /FAIL t\/seeded\n  expected a result, the run failed: Determinism: the run's seed 5 is not the one the journal recorded, 0/);
 
+  // --update replaces a journal that is not one.
+  const broken = join(dir, 't/write.journal.json');
+  writeFileSync(broken, '[ not json');
+  assert.equal((await cli(dir, 't/store.test.json')).code, 1);
+  const mended = await cli(dir, '--update', '--model', 'script:replies.json', 't/store.test.json');
+  assert.equal(mended.code, 0, mended.stdout);
+  assert.equal(JSON.parse(readFileSync(broken, 'utf8'))[0].journal, 'runvil-journal');
+
   // A re-recording that misses expect keeps the old journal.
   const old = readFileSync(journal, 'utf8');
   const missed = await cli(dir, '--update', '--model', 'script:replies.json', 't/echo.test.json');
