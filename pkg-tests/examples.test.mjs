@@ -1,5 +1,5 @@
 // Every prompt in examples/ runs from the CLI as examples/README.md says, with the exit status it
-// gives there (0 unless the line says "exits N").
+// gives there (0 unless the line says "exits N"), and so do the tests of examples/tests/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ const README = readFileSync(join(ROOT, 'examples/README.md'), 'utf8');
 const block = /```sh\n([\s\S]*?)```/.exec(README)?.[1] ?? '';
 const commands = block
   .split('\n')
-  .filter((line) => line.startsWith('runvil run '))
+  .filter((line) => line.startsWith('runvil run ') || line.startsWith('runvil test '))
   .map((line) => {
     const [command, comment = ''] = line.split(/\s+#\s+/);
     // Words, with "double-quoted" ones kept whole; `< FILE` feeds FILE to stdin.

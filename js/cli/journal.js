@@ -56,7 +56,7 @@ async function readJournal(path, usage) {
 }
 
 /** The journal file as JSON: an array, one entry a line. */
-const journalText = (entries) => `[\n${entries.map((e) => JSON.stringify(e)).join(',\n')}\n]\n`;
+export const journalText = (entries) => `[\n${entries.map((e) => JSON.stringify(e)).join(',\n')}\n]\n`;
 
 /**
  * The run options the flags ask for, and what to do when the run has ended.

@@ -15,6 +15,7 @@ import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { exportSpans, otlpHeaders, recordingTracer, tracesUrl } from './otlp.js';
 import { progressReporter } from './progress.js';
+import { testCommand } from './test.js';
 
 const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [--seed N] [--events [jsonl]]
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
@@ -22,11 +23,13 @@ const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
                   [--record FILE | --journal FILE.jsonl | --replay FILE] [--otlp URL]
        runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
+       runvil test [PATH]... [--jobs N] [--format text|json] [--update --model [ROLE=]SPEC...]
        runvil --version | --help
 
 Runs a Runvil prompt and prints its result text to stdout (nothing when the result is null).
 On a terminal, progress (section, model round, tool call) goes to stderr as the run goes.
 runvil check prints every static error of each prompt without running it (runvil check --help).
+runvil test runs the *.test.json tests under each PATH and reports each (runvil test --help).
 
   --args TEXT           the run's argument string (default: empty)
   --args-file FILE      the argument string is FILE's contents (- reads stdin to its end)
@@ -285,6 +288,7 @@ function usageLine(usage) {
  */
 export async function main(argv, createEngine) {
   if (argv[0] === 'check') return checkCommand(argv.slice(1), createEngine, packsOf);
+  if (argv[0] === 'test') return testCommand(argv.slice(1), createEngine, modelFor);
   let parsed;
   try {
     parsed = parseArgs({
