@@ -11,6 +11,7 @@ import { userInputPack, webPack } from '../packs/reference.js';
 import { directoryStore } from '../stores/directory.js';
 import { version } from '../version.js';
 import { checkCommand } from './check.js';
+import { exportedPacks } from './pack-module.js';
 import { journalOptions } from './journal.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { exportSpans, otlpHeaders, recordingTracer, tracesUrl } from './otlp.js';
@@ -230,10 +231,6 @@ async function modelFor(spec, flag) {
   usage(`${flag} must be [ROLE=]openai:<model>, [ROLE=]script:<file> or [ROLE=]module:<file>[#export] (got '${spec}')`);
 }
 
-/** Whether `value` looks like a Pack object (the shape engine.run checks). */
-const isPack = (value) =>
-  value !== null && typeof value === 'object' && typeof value.name === 'string' && Array.isArray(value.tools);
-
 /**
  * The Packs a `--pack` module exports: its default export (a Pack, an array of them, or a function
  * answering either, awaited) and every named export that is a Pack.
@@ -248,13 +245,7 @@ async function packsOf(path) {
   }
   let first = module.default;
   if (typeof first === 'function') first = await first();
-  const found = [
-    ...(Array.isArray(first) ? first : [first]),
-    ...Object.entries(module)
-      .filter(([k]) => k !== 'default')
-      .map(([, v]) => v),
-  ];
-  const packs = found.filter(isPack);
+  const packs = exportedPacks(module, first);
   if (packs.length === 0) usage(`--pack ${path}: the module exports no Pack (an object with a name and tools)`);
   return packs;
 }

@@ -10,6 +10,7 @@ import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { memoryStore } from '../stores/memory.js';
 import { lineDiff } from './diff.js';
+import { exportedPacks } from './pack-module.js';
 import { journalText, parseJournalText } from './journal.js';
 import { parseTestFile } from './test-spec.js';
 
@@ -52,10 +53,6 @@ async function findTests(root) {
 /** A path as the report shows it: relative to the working directory, with `/`. */
 const shown = (path) => relative(process.cwd(), path).split(sep).join('/') || '.';
 
-/** Whether `value` looks like a Pack object (the shape engine.run checks). */
-const isPack = (value) =>
-  value !== null && typeof value === 'object' && typeof value.name === 'string' && Array.isArray(value.tools);
-
 /**
  * The Packs a module exports, as `runvil run --pack` takes them: its default export (a Pack, an
  * array of Packs, or a function answering either) and every named export that is a Pack.
@@ -76,13 +73,7 @@ async function packsOf(path) {
       throw new Problem('packs', `the Pack module '${shown(path)}' failed making its Packs: ${error.message}`);
     }
   }
-  const found = [
-    ...(Array.isArray(first) ? first : [first]),
-    ...Object.entries(module)
-      .filter(([k]) => k !== 'default')
-      .map(([, v]) => v),
-  ];
-  const packs = found.filter(isPack);
+  const packs = exportedPacks(module, first);
   if (packs.length === 0) throw new Problem('packs', `the module '${shown(path)}' exports no Pack`);
   return packs;
 }
