@@ -599,6 +599,8 @@ function instancePool(module, first) {
    * `wake(null)` tells it to make one. */
   const queue = [];
   let creating = null;
+  /** The largest wasm memory an instance had when a run on it ended (the memory test hook). */
+  let peakMemory = memoryOf(first);
 
   const live = () => instances.filter((i) => !i.dead);
   const fits = (ceiling) => instances.find((i) => !i.dead && i.admitted + ceiling <= INSTANCE_MEMORY_BUDGET);
@@ -680,6 +682,7 @@ function instancePool(module, first) {
   }
 
   function release(instance, ceiling) {
+    peakMemory = Math.max(peakMemory, memoryOf(instance));
     instance.admitted -= ceiling;
     instance.running -= 1;
     drain();
@@ -692,6 +695,11 @@ function instancePool(module, first) {
     /** How many instances serve the engine now (test and benchmark hook). */
     get size() {
       return instances.length;
+    },
+    /** The largest wasm memory, in bytes, an instance had when a run on it ended (test and
+     * benchmark hook: wasm memory never shrinks, so this is the peak). */
+    get peakMemory() {
+      return peakMemory;
     },
     /** The oldest live instance, if any (the test hook traps it). */
     oldest() {
@@ -796,7 +804,8 @@ export async function makeEngine(module, { uiKind }) {
 
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a
   // stand-in for an engine bug), so the recovery path can be tested against the real module;
-  // instances says how many instances serve the engine; bridgeKeys lists the option keys the
+  // instances says how many instances serve the engine; memory the largest wasm memory (bytes) an
+  // instance had when a run on it ended; bridgeKeys lists the option keys the
   // module reads and bridgeOf the keys this wrapper sends for `options`, so a test holds the two
   // (and docs/bridge.md) to one list.
   const debugTrap = () => {
@@ -810,6 +819,7 @@ export async function makeEngine(module, { uiKind }) {
     engineVersion,
     [Symbol.for('runvil.debugTrap')]: debugTrap,
     [Symbol.for('runvil.instances')]: () => pool.size,
+    [Symbol.for('runvil.memory')]: () => pool.peakMemory,
     [Symbol.for('runvil.bridgeKeys')]: () => first.bindings.bridgeKeys(),
     [Symbol.for('runvil.bridgeOf')]: (/** @type {any} */ options) => {
       const { bridge } = /** @type {any} */ (prepareRun('', options, uiKind));
