@@ -4,6 +4,7 @@
 import { createBindings } from '../bindings.js';
 import { checkCheckCall, checkOn } from './check.js';
 import { createConversations } from './conversations.js';
+import { measureCrossings, utf8Length } from './crossing.js';
 import { createJournal, journalMode } from './journal.js';
 import { checkTracing, createRunTrace, now } from './trace.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
@@ -215,22 +216,6 @@ const MAX_INSTANCES = 8;
 const RECYCLE_MEMORY_BYTES = 256 * 2 ** 20;
 /** The engine's prompt size limit (src/parse/mod.rs), checked here before the copy into wasm. */
 const MAX_PROMPT_BYTES = 16 * 2 ** 20;
-
-/** The UTF-8 length of `text`, counted only as far as needed to compare with `limit`. */
-function utf8Length(text, limit) {
-  if (text.length * 3 <= limit) return -1; // surely within the limit; the engine counts exactly
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 /**
  * A JS value a host callback threw, as a model-safe message that never throws itself: a string
@@ -517,7 +502,10 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
       },
     };
   }
-  return { bridge, usage, misuse, journal, trace, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  const ceiling = bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+  // Outermost, so that replayed answers are measured too.
+  measureCrossings(bridge, ceiling);
+  return { bridge, usage, misuse, journal, trace, ceiling };
 }
 
 /** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
