@@ -164,7 +164,10 @@ struct Abortable {
 }
 
 impl Abortable {
-    fn race<T: 'static, E: From<String> + 'static>(&self, work: LocalBoxFuture<'static, Result<T, E>>) -> LocalBoxFuture<'static, Result<T, E>> {
+    fn race<T: 'static, E: From<String> + 'static>(
+        &self,
+        work: LocalBoxFuture<'static, Result<T, E>>,
+    ) -> LocalBoxFuture<'static, Result<T, E>> {
         let cancelled = self.host.cancelled();
         Box::pin(async move {
             match futures::future::select(work, cancelled).await {
