@@ -9,6 +9,40 @@ use std::rc::Rc;
 pub use crate::tools::catalog::{PackSpec, ToolSpec, Unavailable};
 use crate::tools::Record;
 
+/// Why a host callback answered nothing the engine can use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostError {
+    /// A model-safe failure message.
+    Failed(String),
+    /// The answer is this many bytes, more than the run's memory ceiling can hold: the host
+    /// refused it before copying it into the engine (docs/reliability.md, "Memory at the edge").
+    TooLarge(u64),
+}
+
+impl From<String> for HostError {
+    fn from(message: String) -> Self {
+        HostError::Failed(message)
+    }
+}
+
+/// What a refused answer was, as the memory ceiling's error names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Incoming {
+    ModelReply,
+    ToolResult,
+    StoreFile,
+}
+
+impl Incoming {
+    pub fn name(self) -> &'static str {
+        match self {
+            Incoming::ModelReply => "a model reply",
+            Incoming::ToolResult => "a tool result",
+            Incoming::StoreFile => "a store file",
+        }
+    }
+}
+
 /// One `models.loop` round's request, before it becomes JSON.
 ///
 /// A conversation only grows (records are appended, never changed or removed) and its tool list is
@@ -69,16 +103,21 @@ pub trait Host {
     fn yield_now(&self) -> LocalBoxFuture<'static, ()>;
     /// Resolves after `ms` milliseconds (`tasks.join`'s `timeout_ms`).
     fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()>;
+    /// Whether anyone observes the run's events: events that would copy large data (tool
+    /// results, tool-call arguments) are built only when one does.
+    fn observed(&self) -> bool {
+        true
+    }
     /// Whether a model function is bound to this role.
     fn has_model(&self, role: &str, spec: &Json) -> bool;
     /// Calls the model bound to `role` with a request
     /// (`{ role, spec, messages, tools, section, turn }`) and returns its reply object, or a
     /// model-safe failure message.
-    fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>>;
+    fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, HostError>>;
     /// Calls the model bound to `request.role` for one `models.loop` round. A host that keeps
     /// conversations on its side overrides this to ship only what is new (see [`ModelRequest`]);
     /// the default sends the whole request through [`Host::call_model`].
-    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
+    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, HostError>> {
         self.call_model(request.role, request.spec, request.to_json())
     }
     /// The conversation `id` has ended (its section entry finished): a host's copy can go.
@@ -93,9 +132,9 @@ pub trait Host {
     /// output text (structured tools answer JSON text), or a model-safe failure message.
     /// `request` holds `tool` (the id), `name` (the name the call used), `arguments`, `callId`,
     /// `caller` (`model` or `script`), `section`, `chain`, `entry` and `origin`.
-    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, HostError>> {
         let _ = (pack, request);
         let tool = tool.to_string();
-        Box::pin(async move { Err(format!("the host has no tool {tool}")) })
+        Box::pin(async move { Err(format!("the host has no tool {tool}").into()) })
     }
 }

@@ -32,7 +32,7 @@ impl Backend for Stuck {
             Ok(o)
         })
     }
-    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>> {
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, runvil::host::HostError>> {
         if self.read_answers_none {
             return Box::pin(futures::future::ready(Ok(None)));
         }

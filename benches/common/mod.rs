@@ -29,7 +29,7 @@ impl Host for InstantHost {
     fn has_model(&self, _role: &str, _spec: &Json) -> bool {
         true
     }
-    fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+    fn call_model(&self, _role: &str, _spec: &Json, _request: Json) -> LocalBoxFuture<'static, Result<Json, runvil::host::HostError>> {
         Box::pin(futures::future::ready(Ok(serde_json::json!({ "content": "ok", "finish_reason": "stop" }))))
     }
 }

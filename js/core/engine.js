@@ -4,6 +4,7 @@
 import { createBindings } from '../bindings.js';
 import { checkCheckCall, checkOn } from './check.js';
 import { createConversations } from './conversations.js';
+import { measureCrossings, utf8Length } from './crossing.js';
 import { createJournal, journalMode } from './journal.js';
 import { checkTracing, createRunTrace, now } from './trace.js';
 import { MODEL_FUNCTION, describe, isObject } from './values.js';
@@ -215,22 +216,6 @@ const MAX_INSTANCES = 8;
 const RECYCLE_MEMORY_BYTES = 256 * 2 ** 20;
 /** The engine's prompt size limit (src/parse/mod.rs), checked here before the copy into wasm. */
 const MAX_PROMPT_BYTES = 16 * 2 ** 20;
-
-/** The UTF-8 length of `text`, counted only as far as needed to compare with `limit`. */
-function utf8Length(text, limit) {
-  if (text.length * 3 <= limit) return -1; // surely within the limit; the engine counts exactly
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 /**
  * A JS value a host callback threw, as a model-safe message that never throws itself: a string
@@ -517,7 +502,10 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
       },
     };
   }
-  return { bridge, usage, misuse, journal, trace, ceiling: bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES };
+  const ceiling = bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+  // Outermost, so that replayed answers are measured too.
+  measureCrossings(bridge, ceiling);
+  return { bridge, usage, misuse, journal, trace, ceiling };
 }
 
 /** Ends the run's trace, if it has one, with `outcome`; answers `outcome`. */
@@ -599,6 +587,8 @@ function instancePool(module, first) {
    * `wake(null)` tells it to make one. */
   const queue = [];
   let creating = null;
+  /** The largest wasm memory an instance had when a run on it ended (the memory test hook). */
+  let peakMemory = memoryOf(first);
 
   const live = () => instances.filter((i) => !i.dead);
   const fits = (ceiling) => instances.find((i) => !i.dead && i.admitted + ceiling <= INSTANCE_MEMORY_BUDGET);
@@ -680,6 +670,7 @@ function instancePool(module, first) {
   }
 
   function release(instance, ceiling) {
+    peakMemory = Math.max(peakMemory, memoryOf(instance));
     instance.admitted -= ceiling;
     instance.running -= 1;
     drain();
@@ -692,6 +683,11 @@ function instancePool(module, first) {
     /** How many instances serve the engine now (test and benchmark hook). */
     get size() {
       return instances.length;
+    },
+    /** The largest wasm memory, in bytes, an instance had when a run on it ended (test and
+     * benchmark hook: wasm memory never shrinks, so this is the peak). */
+    get peakMemory() {
+      return peakMemory;
     },
     /** The oldest live instance, if any (the test hook traps it). */
     oldest() {
@@ -796,7 +792,8 @@ export async function makeEngine(module, { uiKind }) {
 
   // Test hooks, not part of the public API: debugTrap traps the oldest instance on purpose (a
   // stand-in for an engine bug), so the recovery path can be tested against the real module;
-  // instances says how many instances serve the engine; bridgeKeys lists the option keys the
+  // instances says how many instances serve the engine; memory the largest wasm memory (bytes) an
+  // instance had when a run on it ended; bridgeKeys lists the option keys the
   // module reads and bridgeOf the keys this wrapper sends for `options`, so a test holds the two
   // (and docs/bridge.md) to one list.
   const debugTrap = () => {
@@ -810,6 +807,7 @@ export async function makeEngine(module, { uiKind }) {
     engineVersion,
     [Symbol.for('runvil.debugTrap')]: debugTrap,
     [Symbol.for('runvil.instances')]: () => pool.size,
+    [Symbol.for('runvil.memory')]: () => pool.peakMemory,
     [Symbol.for('runvil.bridgeKeys')]: () => first.bindings.bridgeKeys(),
     [Symbol.for('runvil.bridgeOf')]: (/** @type {any} */ options) => {
       const { bridge } = /** @type {any} */ (prepareRun('', options, uiKind));

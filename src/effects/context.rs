@@ -16,6 +16,7 @@ use super::memory::{self, Held, Meter, Refused};
 use super::tasks::{Task, TaskPool};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::Host;
+use crate::host::{HostError, Incoming};
 use crate::prompt::Prompt;
 use crate::store::view::Store;
 use crate::tools::catalog::{Catalog, PackSpec, Unavailable};
@@ -329,6 +330,30 @@ impl EntryCtx {
         self.hold(Held::Messages, memory::record_size(&record) as i64)?;
         self.conversation.push(record);
         Ok(())
+    }
+
+    /// An answer the host refused before it crossed (`HostError::TooLarge`): the run stops with
+    /// the memory ceiling's `Limit` error, and its message comes back for the failing call.
+    pub fn refuse_incoming(&self, what: Incoming, bytes: u64) -> String {
+        let heading = self.heading();
+        let message = format!(
+            "memory ceiling of {} bytes exceeded in section {}: {} of {} bytes does not fit",
+            self.run.limits.memory_bytes,
+            heading,
+            what.name(),
+            bytes
+        );
+        self.run.stop_with(RunError::new(RunErrorKind::Limit, message.clone()).in_section(&heading));
+        message
+    }
+
+    /// A host callback's failure as the message the failing call answers: a refused answer
+    /// stops the run first ([`EntryCtx::refuse_incoming`]).
+    pub fn host_failure(&self, what: Incoming, error: HostError) -> String {
+        match error {
+            HostError::Failed(message) => message,
+            HostError::TooLarge(bytes) => self.refuse_incoming(what, bytes),
+        }
     }
 
     /// The error a refused charge ends the run with.

@@ -5,6 +5,7 @@ use serde_json::{json, Value as Json};
 
 use super::context::EntryCtx;
 use super::events::Event;
+use crate::host::Incoming;
 
 /// The role a prompt without `models:` runs its model rounds on.
 pub const DEFAULT_ROLE: &str = "default";
@@ -116,7 +117,7 @@ pub async fn infer(ctx: &EntryCtx, prompt: String, role: Option<String>) -> Resu
     // A model round like a loop's (002: one model_turn_completed per model round), numbered in
     // its own one-round conversation; the section's round count is not touched.
     ctx.emit(Event::ModelTurnStarted, crate::obj!({ "turn": 1, "role": role }));
-    let reply = ctx.run.host.call_model(&role, &spec, request).await?;
+    let reply = ctx.run.host.call_model(&role, &spec, request).await.map_err(|e| ctx.host_failure(Incoming::ModelReply, e))?;
     ctx.emit(Event::ModelTurnCompleted, crate::obj!({ "turn": 1 }));
     match reply.get("content") {
         // As in a loop round without tool calls: an empty answer is no answer.

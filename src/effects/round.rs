@@ -14,7 +14,7 @@ use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
 use crate::effects::events::Event;
 use crate::error::ErrorValueKind;
-use crate::host::ModelRequest;
+use crate::host::{HostError, Incoming, ModelRequest};
 use crate::tools::{parse_tool_calls, Advertised, Record, Target, ToolCall};
 
 /// The tool list of the current round: the loop's, unless the task built-ins came or went.
@@ -112,20 +112,25 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             tools: tools.wire.as_ref(),
         })
     };
-    let reply = call.await.map_err(model_error)?;
+    let mut reply = call.await.map_err(|e| match e {
+        HostError::Failed(message) => model_error(message),
+        HostError::TooLarge(bytes) => Refusal::lua(ctx.refuse_incoming(Incoming::ModelReply, bytes)),
+    })?;
     ctx.emit(Event::ModelTurnCompleted, crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
     ctx.conversation.set_model_facts(model_id.to_string(), finish.to_string());
-    let calls = parse_tool_calls(&reply).map_err(model_error)?;
-    let content = match reply.get("content") {
-        Some(Json::String(s)) => s.clone(),
+    let calls = parse_tool_calls(&mut reply).map_err(model_error)?;
+    let content = match reply.get_mut("content") {
+        Some(Json::String(s)) => std::mem::take(s),
         Some(Json::Null) | None => String::new(),
         Some(_) => return Err(model_error("the model's reply is malformed: content must be a string".into())),
     };
     let reasoning = reply.get("reasoning_content").and_then(Json::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
+    // The reply's copy goes before the records take theirs.
+    drop(reply);
     if calls.is_empty() {
-        let stop = reply.get("finish_reason").and_then(Json::as_str) == Some("stop");
         if content.is_empty() && !(stop && ctx.conversation.round().had_calls) {
             return Err(model_error("the model returned an empty reply".into()));
         }
@@ -133,10 +138,10 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         return Ok(RoundEnd::Final(content));
     }
     // The scope gate: every name must be one this round advertised.
-    let mut resolved = Vec::new();
+    let mut targets = Vec::new();
     for call in &calls {
         match advertised.iter().find(|a| a.name == call.name) {
-            Some(a) => resolved.push((call.clone(), a.target.clone())),
+            Some(a) => targets.push(a.target.clone()),
             None => {
                 emit_batch(ctx, turn, &calls, advertised);
                 ctx.emit(Event::ToolCallFailed, crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
@@ -152,6 +157,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         }
     }
     emit_batch(ctx, turn, &calls, advertised);
+    let resolved: Vec<(ToolCall, Target)> = calls.into_iter().zip(targets).collect();
     let n = resolved.len();
     // A local tool's handler never sees arguments that do not fit its parameters: the call is
     // answered with why, in its turn (run_catalog_batch), and the model may retry. (Catalog
@@ -263,17 +269,20 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
 /// Appends the round's records: one assistant record with every call, one tool record each.
 pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
     let r = std::mem::take(&mut *c.conversation.round_mut());
+    // The calls move into the record (their arguments may be large); the ids are kept for the
+    // tool records.
+    let ids: Vec<String> = r.calls.iter().map(|(call, _)| call.id.clone()).collect();
     let assistant = Record {
         role: "assistant".into(),
         content: r.content,
-        tool_calls: r.calls.iter().map(|(c, _)| c.clone()).collect(),
+        tool_calls: r.calls.into_iter().map(|(call, _)| call).collect(),
         tool_call_id: None,
         reasoning: r.reasoning,
     };
     *c.conversation.round_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
     c.push_record(assistant).map_err(Refusal::lua)?;
-    for ((call, _), text) in r.calls.iter().zip(r.results) {
-        let tool = Record { tool_call_id: Some(call.id.clone()), ..Record::text("tool", text.unwrap_or_default()) };
+    for (id, text) in ids.into_iter().zip(r.results) {
+        let tool = Record { tool_call_id: Some(id), ..Record::text("tool", text.unwrap_or_default()) };
         c.push_record(tool).map_err(Refusal::lua)?;
     }
     Ok(())
@@ -285,6 +294,10 @@ pub fn abort(c: &EntryCtx) {
 }
 
 fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Advertised]) {
+    // The event carries a copy of every call's arguments: made only for an observer.
+    if !c.run.host.observed() {
+        return;
+    }
     let list: Vec<Json> = calls
         .iter()
         .map(|call| {

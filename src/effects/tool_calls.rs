@@ -8,6 +8,7 @@ use super::context::EntryCtx;
 use super::Refusal;
 use crate::effects::events::Event;
 use crate::error::ErrorValueKind;
+use crate::host::Incoming;
 use crate::tools::schema::{self, Required};
 
 /// Who asked for a call (the `caller` a Pack tool sees).
@@ -60,7 +61,7 @@ pub async fn call_catalog(
                 "tool": t.id, "name": used, "arguments": args, "callId": call_id, "caller": caller_text,
                 "section": name, "chain": ctx.chain.id(), "entry": ctx.id, "origin": { "execution": ctx.run.execution, "section": name, "caller": caller_text },
             });
-            ctx.run.host.call_tool(host_pack, &t.spec.name, request).await
+            ctx.run.host.call_tool(host_pack, &t.spec.name, request).await.map_err(|e| ctx.host_failure(Incoming::ToolResult, e))
         }
         // Only the built-in `subagents` Pack has no host Pack; its tools are the task built-ins,
         // which never reach here.
@@ -71,10 +72,13 @@ pub async fn call_catalog(
         Ok(text) => {
             let text = if trusted { text } else { crate::untrusted::envelope(&text, &ctx.run.nonce) };
             ctx.emit(Event::ToolCallSucceeded, crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
-            ctx.emit(
-                Event::ToolResult,
-                crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
-            );
+            // The event carries a copy of the text: made only for an observer.
+            if ctx.run.host.observed() {
+                ctx.emit(
+                    Event::ToolResult,
+                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
+                );
+            }
             Ok((text, trusted))
         }
         Err(msg) => {
@@ -135,10 +139,12 @@ pub fn local_finished(c: &EntryCtx, alias: &str, call_id: &str, turn: Option<u64
         LocalEnd::Raised | LocalEnd::BadReturn(_) => failed(),
         LocalEnd::Answered(text) => {
             c.emit(Event::ToolCallSucceeded, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-            c.emit(
-                Event::ToolResult,
-                crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
-            );
+            if c.run.host.observed() {
+                c.emit(
+                    Event::ToolResult,
+                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
+                );
+            }
         }
     }
 }

@@ -164,12 +164,15 @@ struct Abortable {
 }
 
 impl Abortable {
-    fn race<T: 'static>(&self, work: LocalBoxFuture<'static, Result<T, String>>) -> LocalBoxFuture<'static, Result<T, String>> {
+    fn race<T: 'static, E: From<String> + 'static>(
+        &self,
+        work: LocalBoxFuture<'static, Result<T, E>>,
+    ) -> LocalBoxFuture<'static, Result<T, E>> {
         let cancelled = self.host.cancelled();
         Box::pin(async move {
             match futures::future::select(work, cancelled).await {
                 futures::future::Either::Left((answer, _)) => answer,
-                futures::future::Either::Right(_) => Err("the run was cancelled while the store backend was answering".into()),
+                futures::future::Either::Right(_) => Err("the run was cancelled while the store backend was answering".to_string().into()),
             }
         })
     }
@@ -179,7 +182,7 @@ impl Backend for Abortable {
     fn open(&self) -> LocalBoxFuture<'static, Result<Opened, String>> {
         self.race(self.inner.open())
     }
-    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>> {
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, crate::host::HostError>> {
         self.race(self.inner.read(path))
     }
     fn commit(&self, changes: Vec<Change>) -> LocalBoxFuture<'static, Result<(), String>> {

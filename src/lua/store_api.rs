@@ -71,6 +71,10 @@ fn answer_failure(lua: &Lua, ctx: &EntryCtx, failure: Failure) -> Answer {
             ctx.run.stop_with(backend_failure(&*ctx.run.host, detail));
             fail(lua, ErrorValueKind::Store, "store backend failure")
         }
+        Failure::TooLarge(bytes) => {
+            let message = ctx.refuse_incoming(crate::host::Incoming::StoreFile, bytes);
+            fail(lua, ErrorValueKind::Store, message)
+        }
     }
 }
 

@@ -62,7 +62,8 @@ impl Change {
 /// The host's store. Errors are texts for the run's `Vfs` error; they never reach Lua as is.
 pub trait Backend {
     fn open(&self) -> LocalBoxFuture<'static, Result<Opened, String>>;
-    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>>;
+    /// A file's contents; `HostError::TooLarge` when the host refused them for the memory ceiling.
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, crate::host::HostError>>;
     fn commit(&self, changes: Vec<Change>) -> LocalBoxFuture<'static, Result<(), String>>;
 }
 
@@ -110,7 +111,7 @@ impl Backend for MemoryBackend {
         Box::pin(async move { Ok(opened) })
     }
 
-    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>> {
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, crate::host::HostError>> {
         let mut s = self.state.borrow_mut();
         s.calls.1 += 1;
         let data = s.files.get(path).cloned();

@@ -29,6 +29,8 @@ pub enum Failure {
     Conflict(String),
     /// The backend failed: run error `Vfs`.
     Backend(String),
+    /// The host refused a file of this many bytes for the memory ceiling: run error `Limit`.
+    TooLarge(u64),
 }
 
 impl From<StoreError> for Failure {
@@ -161,7 +163,10 @@ impl Store {
             None => Ok(None),
             Some(Content::Loaded(b)) => Ok(Some(b)),
             Some(Content::Unloaded) => {
-                let data = self.backend.read(p).await.map_err(Failure::Backend)?;
+                let data = self.backend.read(p).await.map_err(|e| match e {
+                    crate::host::HostError::Failed(message) => Failure::Backend(message),
+                    crate::host::HostError::TooLarge(bytes) => Failure::TooLarge(bytes),
+                })?;
                 // A file open() listed must have contents: no answer is the backend's failure,
                 // never a silently empty file (docs/store.md).
                 let data = data.ok_or_else(|| Failure::Backend(format!("read({p:?}) answered no contents for a file open() listed")))?;

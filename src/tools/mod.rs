@@ -257,9 +257,9 @@ impl Record {
 pub const MAX_TOOL_CALLS_PER_REPLY: usize = 128;
 
 /// Checks a model reply's tool calls as a whole (`002`, "The arguments the model sends").
-pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
-    let Some(list) = reply.get("tool_calls").filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
-    let Some(list) = list.as_array() else { return Err("the model's reply is malformed: tool_calls must be an array".into()) };
+pub fn parse_tool_calls(reply: &mut Json) -> Result<Vec<ToolCall>, String> {
+    let Some(list) = reply.get_mut("tool_calls").filter(|v| !v.is_null()) else { return Ok(Vec::new()) };
+    let Some(list) = list.as_array_mut() else { return Err("the model's reply is malformed: tool_calls must be an array".into()) };
     if list.len() > MAX_TOOL_CALLS_PER_REPLY {
         return Err(format!("the model's reply asks for {} tool calls; the limit is {MAX_TOOL_CALLS_PER_REPLY} per reply", list.len()));
     }
@@ -273,7 +273,8 @@ pub fn parse_tool_calls(reply: &Json) -> Result<Vec<ToolCall>, String> {
         if calls.iter().any(|k| k.id == id) {
             return Err(format!("the model's reply is malformed: the tool call id {id:?} repeats"));
         }
-        let arguments = c.get("arguments").cloned().unwrap_or(Json::Null);
+        // Taken, not copied: the arguments may be most of a large reply.
+        let arguments = c.get_mut("arguments").map(Json::take).unwrap_or(Json::Null);
         if !arguments.is_object() {
             return Err("tool call arguments were not a JSON object".into());
         }

@@ -11,7 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::options::{run_option, RunKey};
 use super::{from_js, get, to_js};
-use crate::host::{Host, ModelRequest, PackSpec, ToolSpec, Unavailable};
+use crate::host::{Host, HostError, ModelRequest, PackSpec, ToolSpec, Unavailable};
 use crate::tools::Record;
 
 /// What the wrapper's copy of one conversation holds (js/core/conversations.js): how many records,
@@ -145,7 +145,21 @@ pub(crate) fn error_text(e: &JsValue) -> String {
     e.as_string().or_else(|| get(e, "message").as_string()).unwrap_or_else(|| "the host callback failed".into())
 }
 
+/// A host callback's rejection: the wrapper's refusal of an answer the memory ceiling cannot hold
+/// (`{ tooLarge: bytes }`, js/core/crossing.js), else a failure message. Every other rejection
+/// the wrapper passes on is an `Error` it made (js/core/engine.js, `guarded`).
+pub(super) fn host_error(e: &JsValue) -> HostError {
+    match get(e, "tooLarge").as_f64() {
+        Some(bytes) if !e.is_instance_of::<js_sys::Error>() => HostError::TooLarge(bytes as u64),
+        _ => HostError::Failed(error_text(e)),
+    }
+}
+
 impl Host for JsHost {
+    fn observed(&self) -> bool {
+        self.on_event.is_some()
+    }
+
     fn emit(&self, event: Json) {
         if let Some(f) = &self.on_event {
             // The observer cannot change the run: whatever it throws is ignored.
@@ -207,17 +221,17 @@ impl Host for JsHost {
         self.packs.iter().map(pack_spec).collect()
     }
 
-    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, HostError>> {
         let found = self
             .packs
             .get(pack)
             .and_then(|p| array(&get(p, "tools")).into_iter().find(|t| get(t, "name").as_string().as_deref() == Some(tool)));
         let Some(t) = found else {
             let tool = tool.to_string();
-            return Box::pin(async move { Err(format!("the host has no tool {tool}")) });
+            return Box::pin(async move { Err(format!("the host has no tool {tool}").into()) });
         };
         let Ok(call) = get(&t, "call").dyn_into::<Function>() else {
-            return Box::pin(async { Err("the tool has no call function".to_string()) });
+            return Box::pin(async { Err("the tool has no call function".to_string().into()) });
         };
         let ctx = js_sys::Object::new();
         for (k, v) in [
@@ -234,8 +248,8 @@ impl Host for JsHost {
         let called = call.call2(&t, &to_js(&request["arguments"]), &ctx);
         Box::pin(async move {
             let value = match called {
-                Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
-                Err(e) => return Err(error_text(&e)),
+                Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| host_error(&e))?,
+                Err(e) => return Err(host_error(&e)),
             };
             // Plain tools answer text; a structured tool may answer a value, sent on as JSON text.
             match value.as_string() {
@@ -244,7 +258,7 @@ impl Host for JsHost {
                 None => js_sys::JSON::stringify(&value)
                     .ok()
                     .and_then(|t| t.as_string())
-                    .ok_or_else(|| "the tool's output is not JSON".to_string()),
+                    .ok_or_else(|| "the tool's output is not JSON".to_string().into()),
             }
         })
     }
@@ -253,16 +267,16 @@ impl Host for JsHost {
         self.model_fn(role, spec).is_some()
     }
 
-    fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+    fn call_model(&self, role: &str, spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, HostError>> {
         let Some(f) = self.model_fn(role, spec) else { return unbound(role) };
         call_with(&f, to_js(&request), &self.signal)
     }
 
-    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, String>> {
+    fn call_model_round(&self, request: ModelRequest<'_>) -> LocalBoxFuture<'static, Result<Json, HostError>> {
         // The wrapper always passes its conversation copies (js/core/engine.js); the bridge has no
         // other caller, so there is no whole-request fallback to carry in the module.
         let (Some(conversations), Some(build)) = (&self.conversations, &self.request_fn) else {
-            return Box::pin(async { Err("no conversations in the bridge options".to_string()) });
+            return Box::pin(async { Err("no conversations in the bridge options".to_string().into()) });
         };
         let Some(f) = self.model_fn(request.role, request.spec) else { return unbound(request.role) };
         let mut shipped = self.shipped.borrow_mut();
@@ -306,7 +320,7 @@ impl Host for JsHost {
             Ok(req) => req,
             Err(e) => {
                 let message = error_text(&e);
-                return Box::pin(async move { Err(message) });
+                return Box::pin(async move { Err(message.into()) });
             }
         };
         copy.records = request.messages.len();
@@ -327,27 +341,31 @@ impl Host for JsHost {
     }
 }
 
-fn unbound(role: &str) -> LocalBoxFuture<'static, Result<Json, String>> {
+fn unbound(role: &str) -> LocalBoxFuture<'static, Result<Json, HostError>> {
     let role = role.to_string();
-    Box::pin(async move { Err(format!("no model is bound to the role {role}")) })
+    Box::pin(async move { Err(format!("no model is bound to the role {role}").into()) })
 }
 
 /// Calls model function `f` with the request object `req` (which gets the run's `signal`) and
-/// reads its reply.
-fn call_with(f: &Function, req: JsValue, signal: &JsValue) -> LocalBoxFuture<'static, Result<Json, String>> {
+/// reads its reply: the reply's JSON text, as the wrapper answers it (js/core/crossing.js), or
+/// any other value, read as JSON data.
+fn call_with(f: &Function, req: JsValue, signal: &JsValue) -> LocalBoxFuture<'static, Result<Json, HostError>> {
     let _ = Reflect::set(&req, &"signal".into(), signal);
     let called = f.call1(&JsValue::UNDEFINED, &req);
     Box::pin(async move {
         let value = match called {
-            Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| error_text(&e))?,
-            Err(e) => return Err(error_text(&e)),
+            Ok(v) => JsFuture::from(Promise::resolve(&v)).await.map_err(|e| host_error(&e))?,
+            Err(e) => return Err(host_error(&e)),
         };
-        from_js(&value).ok_or_else(|| "the model's reply is not a JSON object".to_string()).and_then(|j| {
-            if j.is_object() {
-                Ok(j)
-            } else {
-                Err("the model's reply is not an object".into())
-            }
-        })
+        // The text is dropped as soon as it is parsed: only the tree outlives this call.
+        let reply = match value.as_string() {
+            Some(text) => crate::json_text::parse_str(&text).ok(),
+            None => from_js(&value),
+        };
+        match reply {
+            None => Err("the model's reply is not a JSON object".to_string().into()),
+            Some(j) if j.is_object() => Ok(j),
+            Some(_) => Err("the model's reply is not an object".to_string().into()),
+        }
     })
 }

@@ -88,10 +88,23 @@ pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// JSON data as plain JS values, through JSON text: the engine's JSON is small, and a text round
-/// trip keeps serde's generic serializers out of the module.
+/// JSON data as plain JS values, built value by value: each string is copied out of the module
+/// once, where a JSON text of the whole value would first be written out in wasm memory (a large
+/// tool-call argument or tool result, in a request or an event). The values are those
+/// `JSON.parse` would make of the value's text: `Object.fromEntries` defines each key as an own
+/// property (`__proto__` too), in the same order, and a number is the same nearest double.
 pub(crate) fn to_js(value: &Json) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    match value {
+        Json::Null => JsValue::NULL,
+        Json::Bool(b) => JsValue::from_bool(*b),
+        Json::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
+        Json::String(s) => JsValue::from_str(s),
+        Json::Array(items) => items.iter().map(to_js).collect::<js_sys::Array>().into(),
+        Json::Object(map) => {
+            let entries: js_sys::Array = map.iter().map(|(k, v)| js_sys::Array::of2(&JsValue::from_str(k), &to_js(v))).collect();
+            js_sys::Object::from_entries(&entries).map_or(JsValue::NULL, JsValue::from)
+        }
+    }
 }
 
 /// A JS value as JSON data; `None` when it has no JSON form (functions, cycles, BigInt).

@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::get;
+use crate::host::HostError;
 use crate::store::{Backend, Change, Opened};
 
 pub struct JsBackend {
@@ -68,14 +69,14 @@ impl Backend for JsBackend {
         })
     }
 
-    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, String>> {
+    fn read(&self, path: &str) -> LocalBoxFuture<'static, Result<Option<Vec<u8>>, HostError>> {
         let p = self.call("read", &[JsValue::from_str(path)]);
         Box::pin(async move {
-            let v = settle(p).await?;
+            let v = JsFuture::from(p?).await.map_err(|e| super::host::host_error(&e))?;
             if v.is_undefined() || v.is_null() {
                 return Ok(None);
             }
-            bytes(&v).map(Some).ok_or_else(|| "read(): contents must be a string or Uint8Array".into())
+            bytes(&v).map(Some).ok_or_else(|| "read(): contents must be a string or Uint8Array".to_string().into())
         })
     }
 

@@ -5,6 +5,7 @@
 pub mod case_packs;
 
 use futures::future::LocalBoxFuture;
+use runvil::host::HostError;
 use runvil::{Host, RunError, RunOptions};
 use serde_json::{json, Value as Json};
 use std::cell::{Cell, RefCell};
@@ -126,7 +127,7 @@ impl Host for TestHost {
     fn has_model(&self, role: &str, _spec: &Json) -> bool {
         self.replies.borrow().contains_key(role)
     }
-    fn call_model(&self, role: &str, _spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, String>> {
+    fn call_model(&self, role: &str, _spec: &Json, request: Json) -> LocalBoxFuture<'static, Result<Json, HostError>> {
         self.requests.borrow_mut().push(request);
         if self.cancel_after_requests.get().is_some_and(|n| self.requests.borrow().len() >= n) {
             self.fire_abort();
@@ -147,24 +148,27 @@ impl Host for TestHost {
         let delay = self.model_latency.borrow_mut().as_mut().map_or(0, |f| f());
         Box::pin(async move {
             yields(delay).await;
-            reply.map(|r| match r {
-                Json::String(text) => json!({ "content": text, "finish_reason": "stop" }),
-                other => other,
-            })
+            reply
+                .map(|r| match r {
+                    Json::String(text) => json!({ "content": text, "finish_reason": "stop" }),
+                    other => other,
+                })
+                .map_err(HostError::Failed)
         })
     }
     fn packs(&self) -> Vec<runvil::host::PackSpec> {
         self.packs.borrow().clone()
     }
-    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, String>> {
+    fn call_tool(&self, pack: usize, tool: &str, request: Json) -> LocalBoxFuture<'static, Result<String, HostError>> {
         self.tool_requests.borrow_mut().push(request.clone());
         let call = self.tool_calls.borrow().get(&(pack, tool.to_string())).cloned();
         if let Some(call) = call {
-            return call(&request);
+            let answer = call(&request);
+            return Box::pin(async move { answer.await.map_err(HostError::Failed) });
         }
         let id = request["tool"].as_str().unwrap_or_default().to_string();
         let answer = self.tool_answers.borrow().get(&id).cloned().unwrap_or_else(|| Ok(request["arguments"].to_string()));
-        Box::pin(async move { answer })
+        Box::pin(async move { answer.map_err(HostError::Failed) })
     }
 }
 

@@ -1,0 +1,91 @@
+// @ts-check
+// What crosses into the engine from the host: model replies, tool results and store reads are
+// measured against the run's memory ceiling before they are copied into wasm memory. An answer
+// whose size alone passes the ceiling could never be held, and copying it in would grow the
+// instance's memory for good (a wasm memory never shrinks): it is refused here instead, and the
+// engine ends the run with its memory ceiling error (docs/reliability.md, "Memory at the edge").
+//
+// The refusal is the rejection `{ tooLarge: bytes }`, a plain object (src/wasm/host.rs reads
+// it); every other rejection reaching the engine is an Error (engine.js, `guarded`).
+
+/** The UTF-8 length of `text`, counted only as far as needed to compare with `limit`. */
+export function utf8Length(text, limit) {
+  if (text.length * 3 <= limit) return -1; // surely within the limit; the engine counts exactly
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Throws the refusal when `text` (or bytes) is larger than `ceiling`; answers `value`. */
+function checked(value, ceiling) {
+  const bytes =
+    typeof value === 'string' ? (value.length > ceiling ? value.length : utf8Length(value, ceiling)) : value.byteLength;
+  // A UTF-16 length past the ceiling is past it in UTF-8 too (never fewer bytes than code units).
+  if (bytes > ceiling) throw Object.freeze({ tooLarge: bytes });
+  return value;
+}
+
+/**
+ * A model reply as the engine reads it: its JSON text, once (the engine parses it and drops the
+ * text), or `undefined` when it has none (the engine says the reply is not a JSON object).
+ */
+function replyText(reply, ceiling) {
+  let text;
+  try {
+    text = JSON.stringify(reply);
+  } catch {
+    return undefined;
+  }
+  return typeof text === 'string' ? checked(text, ceiling) : undefined;
+}
+
+function sizedModel(fn, ceiling) {
+  return (/** @type {any} */ request) => Promise.resolve(fn(request)).then((reply) => replyText(reply, ceiling));
+}
+
+/**
+ * The bridge's host parts with every answer measured against `ceiling` (bytes) first: the model
+ * functions, the Pack tools' `call` and the store's `read`. Changes `bridge` in place.
+ * @param {any} bridge
+ * @param {number} ceiling
+ */
+export function measureCrossings(bridge, ceiling) {
+  const { models, packs, store } = bridge;
+  if (typeof models === 'function') {
+    bridge.models = (/** @type {string} */ role, /** @type {unknown} */ spec) => {
+      const fn = models(role, spec);
+      return typeof fn === 'function' ? sizedModel(fn, ceiling) : fn;
+    };
+  } else if (models !== undefined) {
+    bridge.models = Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, sizedModel(fn, ceiling)]));
+  }
+  if (packs !== undefined) {
+    bridge.packs = packs.map((/** @type {any} */ pack) => ({
+      ...pack,
+      tools: pack.tools?.map((/** @type {any} */ tool) => ({
+        ...tool,
+        call: async (/** @type {unknown} */ args, /** @type {unknown} */ ctx) => {
+          const answer = await tool.call(args, ctx);
+          return typeof answer === 'string' ? checked(answer, ceiling) : answer;
+        },
+      })),
+    }));
+  }
+  if (store !== undefined) {
+    bridge.store = {
+      ...store,
+      read: async (/** @type {unknown[]} */ ...args) => {
+        const data = await store.read(...args);
+        return typeof data === 'string' || data instanceof Uint8Array ? checked(data, ceiling) : data;
+      },
+    };
+  }
+}

@@ -1,0 +1,129 @@
+// What crosses the bridge is measured against the memory ceiling before it is copied into wasm
+// memory (js/core/crossing.js, docs/reliability.md "Memory at the edge"): an answer the ceiling
+// cannot hold ends the run with the memory ceiling's Limit error and leaves the instance's memory
+// as it was; one within it costs at most three times its size in wasm memory, plus a fixed slack.
+// The bounds are correctness properties with wide margins, not speed claims.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { createEngine, memoryStore } from '../pkg/index.js';
+import { ROOT, freePort, luaPrompt, startServer } from './helpers.mjs';
+
+const MiB = 2 ** 20;
+/** What a run's own work (the VM, its first blocks) may grow the memory by, beyond the payload. */
+const SLACK = 8 * MiB;
+
+const pack = (payload) => ({
+  name: 'big',
+  description: 'big answers',
+  tools: [{ name: 'get', description: 'a big answer', parameters: { type: 'object', properties: {} }, trust: 'trusted', call: async () => payload }],
+});
+
+/** The ways a payload enters a run: its prompt and options, for `payload`. */
+const CASES = {
+  'a model text reply': (payload) => ({
+    source: luaPrompt("return tostring(#models.infer('x'))"),
+    options: { models: { default: async () => ({ content: payload }) } },
+  }),
+  'a tool-call argument in a model reply': (payload) => {
+    let rounds = 0;
+    return {
+      source: luaPrompt("tools.offer_local('grab', 'Grab', { value = 'string' }, function(args) return tostring(#args.value) end)\nmessages:user('go')\nreturn models.loop()"),
+      options: {
+        models: {
+          default: async (request) => (rounds++ === 0
+            ? { content: '', tool_calls: [{ id: 'c1', name: 'grab', arguments: { value: payload } }] }
+            : { content: request.messages.at(-1).content, finish_reason: 'stop' }),
+        },
+      },
+    };
+  },
+  'a tool result': (payload) => ({
+    source: `---\nuses: [big]\n---\n${luaPrompt("return tostring(#tools.call('big/get', {}))")}`,
+    options: { packs: [pack(payload)] },
+  }),
+};
+
+/** One run on a fresh engine; the outcome and how far the wasm memory grew. */
+async function measured(kind, payload, limits) {
+  const engine = await createEngine();
+  const memory = engine[Symbol.for('runvil.memory')];
+  const before = memory();
+  const { source, options } = CASES[kind](payload);
+  const outcome = await engine.run(source, { ...options, limits });
+  return { outcome, growth: memory() - before };
+}
+
+const WHAT = { 'a model text reply': 'a model reply', 'a tool-call argument in a model reply': 'a model reply', 'a tool result': 'a tool result' };
+
+for (const kind of Object.keys(CASES)) {
+  test(`${kind} the ceiling cannot hold is refused before it crosses`, async () => {
+    const ceiling = 4 * MiB;
+    const payload = 'x'.repeat(40 * MiB);
+    const { outcome, growth } = await measured(kind, payload, { memoryBytes: ceiling });
+    assert.equal(outcome.ok, false);
+    assert.equal(outcome.error.kind, 'Limit');
+    assert.match(outcome.error.message, new RegExp(`^memory ceiling of ${ceiling} bytes exceeded in section ## Main: ${WHAT[kind]} of \\d+ bytes does not fit$`));
+    const bytes = Number(/of (\d+) bytes does not fit/.exec(outcome.error.message)[1]);
+    assert.ok(bytes >= payload.length && bytes < payload.length + 200, `${bytes} bytes named`);
+    assert.ok(growth <= SLACK, `the wasm memory grew by ${growth} bytes`);
+  });
+
+}
+
+// The bound holds for a model text reply; a tool-call argument and a tool result still cost more
+// (docs/performance.md, "Memory at the edge").
+for (const kind of ['a model text reply']) {
+  test(`${kind} within the ceiling costs at most 3x its size in wasm memory`, async () => {
+    const payload = 'x'.repeat(20 * MiB);
+    const { outcome, growth } = await measured(kind, payload, { memoryBytes: 256 * MiB });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+    assert.equal(outcome.result, String(payload.length));
+    assert.ok(growth <= 3 * payload.length + SLACK, `the wasm memory grew by ${(growth / MiB).toFixed(1)} MiB`);
+  });
+}
+
+test('a store file read the ceiling cannot hold is refused before it crosses', async () => {
+  const engine = await createEngine();
+  const memory = engine[Symbol.for('runvil.memory')];
+  const before = memory();
+  const inner = memoryStore({ 'big.txt': 'small' });
+  // A store that lists the file without its data, so the engine must read() it.
+  const store = {
+    open: async () => ({ files: [{ path: 'big.txt' }] }),
+    read: async () => 'y'.repeat(40 * MiB),
+    commit: (changes) => inner.commit(changes),
+  };
+  const outcome = await engine.run(luaPrompt("return #store.read('big.txt')"), { store, limits: { memoryBytes: 4 * MiB } });
+  assert.deepEqual(outcome.error, {
+    kind: 'Limit',
+    line: 6,
+    message: `memory ceiling of ${4 * MiB} bytes exceeded in section ## Main: a store file of ${40 * MiB} bytes does not fit`,
+    section: '## Main',
+  });
+  assert.ok(memory() - before <= SLACK, `the wasm memory grew by ${memory() - before} bytes`);
+});
+
+test('a UTF-8 payload is measured in bytes, not UTF-16 units', async () => {
+  // 1.5 Mi characters of 3 UTF-8 bytes each: 4.5 MiB, past a 4 MiB ceiling, though its length is not.
+  const payload = '€'.repeat(1.5 * MiB);
+  const { outcome } = await measured('a model text reply', payload, { memoryBytes: 4 * MiB });
+  assert.match(outcome.error.message, /: a model reply of \d+ bytes does not fit$/);
+  const bytes = Number(/reply of (\d+) bytes/.exec(outcome.error.message)[1]);
+  assert.ok(bytes > 4.5 * MiB, `${bytes} bytes named`);
+});
+
+test('workerd: a reply the ceiling cannot hold is refused before it crosses', { timeout: 120_000 }, async (t) => {
+  const workerd = join(ROOT, 'node_modules/.bin/workerd');
+  assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
+  const port = await freePort();
+  const ceiling = 4 * MiB;
+  const { value: response, log } = await startServer(t, workerd,
+    ['serve', join(ROOT, 'pkg-tests/runtimes/config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
+    () => fetch(`http://127.0.0.1:${port}/too-large?bytes=${40 * MiB}&ceiling=${ceiling}`, { method: 'POST' }));
+  const { outcome, growth } = await response.json().catch((e) => assert.fail(`${e.message}\n${log()}`));
+  assert.equal(outcome.error.kind, 'Limit');
+  assert.match(outcome.error.message, new RegExp(`^memory ceiling of ${ceiling} bytes exceeded in section ## Main: a model reply of \\d+ bytes does not fit$`));
+  assert.ok(growth <= SLACK, `the wasm memory grew by ${growth} bytes`);
+});
