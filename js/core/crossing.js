@@ -26,9 +26,8 @@ export function utf8Length(text, limit) {
 
 /** Throws the refusal when `text` (or bytes) is larger than `ceiling`; answers `value`. */
 function checked(value, ceiling) {
-  const bytes =
-    typeof value === 'string' ? (value.length > ceiling ? value.length : utf8Length(value, ceiling)) : value.byteLength;
-  // A UTF-16 length past the ceiling is past it in UTF-8 too (never fewer bytes than code units).
+  // Counted exactly whenever it may pass the ceiling, so the refusal names the real size.
+  const bytes = typeof value === 'string' ? utf8Length(value, ceiling) : value.byteLength;
   if (bytes > ceiling) throw Object.freeze({ tooLarge: bytes });
   return value;
 }
