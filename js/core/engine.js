@@ -66,6 +66,7 @@ const RUN_OPTIONS = [
   'record',
   'replay',
   'resume',
+  'resumeInFlight',
 ];
 
 /** Index (UTF-16 code units) of the first lone surrogate, or -1. */
@@ -691,10 +692,10 @@ export async function makeEngine(module, { uiKind }) {
     if (prepared.outcome) return prepared.outcome;
     const { bridge, usage, misuse, ceiling, journal } = prepared;
     if (journal) {
-      const mismatch = await journal.start();
-      if (mismatch) {
+      const refused = await journal.start();
+      if (refused) {
         bridge.store?.end();
-        return { ok: false, error: { kind: 'Determinism', message: mismatch }, seed: bridge.seed };
+        return { ok: false, error: refused, seed: bridge.seed };
       }
     }
     const finish = journal ? journal.finish : async (/** @type {any} */ outcome) => outcome;
