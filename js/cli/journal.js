@@ -113,7 +113,9 @@ export async function journalOptions(values, run, usage, warn) {
     const entries = read?.entries ?? [];
     const other = entries.length ? otherRun(entries[0], run) : null;
     if (other) {
-      usage(`the journal '${journal}' is not of this run: ${other}; pass --fresh to start over (the log is emptied; the store is left as it is), or give another --journal file`);
+      usage(
+        `the journal '${journal}' is not of this run: ${other}; pass --fresh to start over (the log is emptied; the store is left as it is), or give another --journal file`,
+      );
     }
     if (values['retry-in-flight']) options.resumeInFlight = 'retry';
     if (read?.torn) {

@@ -14,7 +14,7 @@ const POINT = /^(append|commit):([1-9][0-9]*):(before|after)$/;
 /**
  * Wraps the run's `record` and `store.commit` to kill the process at the point `spec` names.
  * @param {string | undefined} spec
- * @param {{ record?: any, store?: any }} options
+ * @param {{ record?: any, store?: any, [key: string]: any }} options
  */
 export function testKillHooks(spec, options) {
   if (!spec) return;
@@ -27,7 +27,8 @@ export function testKillHooks(spec, options) {
     process.kill(process.pid, 'SIGKILL');
     return new Promise(() => {}); // nothing runs on while the signal lands
   };
-  const wrap = (fn) =>
+  const wrap =
+    (fn) =>
     async (...args) => {
       const mine = ++count === at;
       if (mine && when === 'before') await kill();
@@ -38,6 +39,11 @@ export function testKillHooks(spec, options) {
   if (kind === 'append' && typeof options.record === 'function') options.record = wrap(options.record);
   if (kind === 'commit' && options.store) {
     const store = options.store;
-    options.store = { ...store, open: store.open.bind(store), read: store.read.bind(store), commit: wrap(store.commit.bind(store)) };
+    options.store = {
+      ...store,
+      open: store.open.bind(store),
+      read: store.read.bind(store),
+      commit: wrap(store.commit.bind(store)),
+    };
   }
 }

@@ -296,7 +296,7 @@ export function journalSeed(options) {
 
 /**
  * Checks the journal options of a run; answers null when the run keeps no journal.
- * @param {{ record?: unknown, replay?: unknown, resume?: unknown }} options
+ * @param {{ record?: unknown, replay?: unknown, resume?: unknown, resumeInFlight?: unknown }} options
  */
 export function journalMode({ record, replay, resume, resumeInFlight }) {
   if (record !== undefined && typeof record !== 'boolean' && typeof record !== 'function') {
@@ -685,7 +685,8 @@ export function createJournal(mode, run) {
         return host.commit(changes);
       },
       end: () => {
-        if (mode.given && opened) storeEnded = true; // after the held batch (finish)
+        if (mode.given && opened)
+          storeEnded = true; // after the held batch (finish)
         else host?.end();
       },
     };

@@ -37,7 +37,10 @@ function sharedEngine() {
 }
 
 export class RunvilRunObject extends DurableObject {
-  /** The run going on in this isolate: its promise, abort controller, events so far, listeners. */
+  /**
+   * The run going on in this isolate: its promise, abort controller, events so far, listeners.
+   * @type {{ controller: AbortController, events: any[], listeners: Set<any>, done: Promise<any> | undefined } | null}
+   */
   #live = null;
 
   // --- what a host overrides --------------------------------------------------------------
@@ -74,12 +77,15 @@ export class RunvilRunObject extends DurableObject {
    * @param {{ id: string, source: string, args?: string }} start
    */
   async start({ id, source, args = '' }) {
-    if (typeof id !== 'string' || id === '') throw new TypeError('RunvilRunObject.start: id must be a non-empty string');
+    if (typeof id !== 'string' || id === '')
+      throw new TypeError('RunvilRunObject.start: id must be a non-empty string');
     if (typeof source !== 'string') throw new TypeError('RunvilRunObject.start: source must be the prompt text');
     if (typeof args !== 'string') throw new TypeError('RunvilRunObject.start: args must be a string');
     const meta = await this.ctx.storage.get(META);
     if (meta && (meta.source !== source || meta.args !== args || meta.id !== id)) {
-      throw new TypeError(`RunvilRunObject.start: the run '${meta.id}' was started with another prompt or argument string`);
+      throw new TypeError(
+        `RunvilRunObject.start: the run '${meta.id}' was started with another prompt or argument string`,
+      );
     }
     if (!meta) await this.ctx.storage.put(META, { id, source, args, status: 'running', entries: 0 });
     await this.#ensure();
@@ -91,7 +97,12 @@ export class RunvilRunObject extends DurableObject {
     const meta = await this.ctx.storage.get(META);
     if (!meta) return { status: 'unknown' };
     if (meta.status === 'running') await this.#ensure();
-    return { id: meta.id, status: meta.status, entries: meta.entries, ...(meta.outcome ? { outcome: meta.outcome } : {}) };
+    return {
+      id: meta.id,
+      status: meta.status,
+      entries: meta.entries,
+      ...(meta.outcome ? { outcome: meta.outcome } : {}),
+    };
   }
 
   /** Cancels the run: it ends `Cancelled` (recorded, so a later resume replays the cancellation). */
@@ -127,10 +138,13 @@ export class RunvilRunObject extends DurableObject {
       writer.close().catch(() => {});
     } else {
       for (const event of live.events) line({ event });
-      const listener = { event: (event) => line({ event }), end: (outcome) => {
-        line({ outcome });
-        writer.close().catch(() => {});
-      } };
+      const listener = {
+        event: (event) => line({ event }),
+        end: (outcome) => {
+          line({ outcome });
+          writer.close().catch(() => {});
+        },
+      };
       live.listeners.add(listener);
     }
     return new Response(readable, { headers: { 'content-type': 'application/x-ndjson' } });
@@ -167,6 +181,7 @@ export class RunvilRunObject extends DurableObject {
     if (this.#live) return this.#live;
     const meta = await this.ctx.storage.get(META);
     if (meta?.status !== 'running' || this.#live) return this.#live;
+    /** @type {{ controller: AbortController, events: any[], listeners: Set<any>, done: Promise<any> | undefined }} */
     const live = { controller: new AbortController(), events: [], listeners: new Set(), done: undefined };
     this.#live = live;
     live.done = this.#run(meta, live).finally(() => {
