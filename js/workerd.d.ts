@@ -132,7 +132,7 @@ export declare class RunvilRunObject {
   /** The run's journal so far. */
   journal(): Promise<JournalEntry[]>;
   /** The run's events (`{ event }` lines, from its start) and then `{ outcome }`, NDJSON. */
-  fetch(request: Request): Promise<Response>;
+  fetch(request?: unknown): Promise<{ status: number; headers: unknown; body: unknown }>;
   alarm(): Promise<void>;
 }
 
