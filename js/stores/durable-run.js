@@ -22,7 +22,7 @@ import { durableObjectStore } from './durable.js';
 
 const META = 'r:meta';
 const ENTRY = 'r:e:';
-/** Characters per stored piece of an entry: a margin under the 128 KiB value limit (UTF-16 x2 not counted: V8 stores one-byte strings as such). */
+/** Characters per stored piece of an entry: at most 120,000 bytes serialized (two a character), under the 128 KiB value limit. */
 const PIECE = 60_000;
 const entryKey = (n) => `${ENTRY}${String(n).padStart(9, '0')}`;
 const encoder = new TextEncoder();
@@ -92,7 +92,7 @@ export class RunvilRunObject extends DurableObject {
     return this.status();
   }
 
-  /** The run's state: `running` (with whether this isolate runs it) or `ended` with its outcome. */
+  /** The run's state: `running` (resumed here if no isolate runs it) or `ended` with its outcome. */
   async status() {
     const meta = await this.ctx.storage.get(META);
     if (!meta) return { status: 'unknown' };
@@ -196,8 +196,17 @@ export class RunvilRunObject extends DurableObject {
     const storage = this.ctx.storage;
     const entries = await this.#entries(meta.entries);
     let count = meta.entries;
+    let unrecorded = false;
     const run = { id: meta.id, args: meta.args };
     const record = async (entry) => {
+      try {
+        await persist(entry);
+      } catch (error) {
+        unrecorded = true; // the run stops; it did not end, and resumes later from what was stored
+        throw error;
+      }
+    };
+    const persist = async (entry) => {
       // The answer goes on only once its entry is stored; the object's output gate holds every
       // message out of it (model requests, store batches) until the write is durable.
       const text = JSON.stringify(entry);
@@ -233,9 +242,7 @@ export class RunvilRunObject extends DurableObject {
       const message = error instanceof Error ? error.message : String(error);
       outcome = { ok: false, error: { kind: 'Cancelled', message: `the run could not start: ${message}` } };
     }
-    // A run stopped because its journal could not be written did not end: it resumes later.
-    const ended = !(outcome.ok === false && /the journal could not record/.test(outcome.error?.message ?? ''));
-    if (ended) {
+    if (!unrecorded) {
       await storage.put(META, { ...meta, entries: count, status: 'ended', outcome });
       await storage.deleteAlarm();
     }
