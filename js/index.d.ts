@@ -126,6 +126,12 @@ export interface RunOptions {
   /** Replays these entries (a journal's first ones), then goes on live with `models`, `packs`, `store`. */
   resume?: JournalEntry[];
   /**
+   * A resume over a call of a tool marked `idempotent: false` that went out and got no answer:
+   * `'refuse'` (the default) ends the run at once with a `Tool` error naming the tool, recording
+   * nothing; `'retry'` makes the call again (docs/durable.md).
+   */
+  resumeInFlight?: 'refuse' | 'retry';
+  /**
    * An OpenTelemetry `Tracer` (e.g. `trace.getTracer('app')` of `@opentelemetry/api`): the run is
    * traced as spans named by the GenAI semantic conventions (`invoke_agent`, `chat`,
    * `execute_tool`), docs/providers.md "Tracing". Whatever the tracer throws is ignored.
@@ -203,6 +209,8 @@ export type JournalEntry =
       { output: string } | { error: string }
     ))
   | { kind: 'clock'; chain: string; seq: number; ms: number }
+  /** A call of a tool marked `idempotent: false`, logged before it went out. */
+  | { kind: 'call'; chain: string; seq: number; entry?: number; section: string; tool: string; arguments: unknown }
   | { kind: 'role'; role: string; bound: boolean }
   | {
       kind: 'store-open';
@@ -406,6 +414,12 @@ export interface PackTool {
   trust?: 'trusted' | 'untrusted';
   /** Default `'plain'`. */
   output?: 'plain' | 'structured';
+  /**
+   * Default `true`: a call may be made twice (a resumed run makes a call again that was in flight
+   * when its run stopped). `false`: the journal logs the call before it goes out, and a resume
+   * over it unanswered is refused unless `resumeInFlight: 'retry'` (docs/durable.md).
+   */
+  idempotent?: boolean;
   /** Throw `new Error(modelSafeMessage)` to fail the call. */
   call: (args: any, ctx: ToolContext) => Promise<unknown> | unknown;
 }

@@ -2,7 +2,7 @@
 // everything in index.d.ts, and the Durable Object store, which needs a Durable Object namespace.
 // Structural stand-ins keep them standalone (no @cloudflare/workers-types needed).
 export * from './index.js';
-import type { Store } from './index.js';
+import type { ModelFn, ModelSpec, Pack, Outcome, RunEvent, Store, JournalEntry } from './index.js';
 
 /** What durableObjectStore needs of a Durable Object namespace binding (`env.RUNVIL_STORE`). */
 export interface DurableObjectNamespaceLike {
@@ -86,3 +86,55 @@ export declare class RunvilStoreObject {
   list(): Promise<{ files: string[]; dirs: string[] }>;
   verify(): Promise<DurableStoreCheck>;
 }
+
+/** A run a RunvilRunObject owns, as its overrides see it. */
+export interface DurableRun {
+  id: string;
+  args: string;
+}
+
+/** A RunvilRunObject's answer to start(), status() and cancel(). */
+export type DurableRunStatus =
+  | { status: 'unknown' }
+  | { id: string; status: 'running'; entries: number }
+  | { id: string; status: 'ended'; entries: number; outcome: Outcome };
+
+/**
+ * A Durable Object that owns one run (docs/durable.md): it journals the run in its storage, keeps
+ * the workspace in a RunvilStoreObject (default: workspace `run:<id>` of `env.RUNVIL_STORE`) and
+ * resumes the run from its journal after the isolate was evicted, restarted or killed. Subclass it
+ * to give the run models and Packs; `fetch` answers the run's events and outcome as NDJSON.
+ */
+export declare class RunvilRunObject {
+  constructor(
+    ctx: { storage: DurableObjectStorageLike & { setAlarm(ms: number): Promise<void>; deleteAlarm(): Promise<void> } },
+    env: unknown,
+  );
+  protected readonly env: any;
+  /** The run's models (engine.run's `models`). Default: none. */
+  models(
+    run: DurableRun,
+  ):
+    | Record<string, ModelFn>
+    | ((role: string, spec: ModelSpec) => ModelFn | undefined)
+    | Promise<Record<string, ModelFn>>;
+  /** The run's Packs. Default: none. */
+  packs(run: DurableRun): Pack[] | Promise<Pack[]>;
+  /** The run's store. Default: durableObjectStore(env.RUNVIL_STORE, `run:${run.id}`). */
+  store(run: DurableRun): Store | Promise<Store>;
+  /** The engine (default: one per isolate). */
+  engine(): Promise<{ run(source: string, options?: object): Promise<Outcome> }>;
+  /** Starts run `id` (or answers the status of the run already started with this prompt and args). */
+  start(start: { id: string; source: string; args?: string }): Promise<DurableRunStatus>;
+  status(): Promise<DurableRunStatus>;
+  /** Cancels the run: it ends `Cancelled`, recorded. */
+  cancel(): Promise<DurableRunStatus>;
+  /** The run's journal so far. */
+  journal(): Promise<JournalEntry[]>;
+  /** The run's events (`{ event }` lines, from its start) and then `{ outcome }`, NDJSON. */
+  fetch(request?: unknown): Promise<{ status: number; headers: unknown; body: unknown }>;
+  alarm(): Promise<void>;
+}
+
+/** One line of a RunvilRunObject's NDJSON stream. */
+export type DurableRunLine = { event: RunEvent } | { outcome: Outcome };

@@ -257,7 +257,7 @@ test('a value that is not a journal is a TypeError at engine.run', async () => {
     [{ replay: [] }, 'engine.run: replay: the journal is empty (it needs at least its header entry)'],
     [{ replay: [{}] }, "engine.run: replay: entry 0 is not a journal header (it needs journal: 'runvil-journal')"],
     [{ replay: [{ ...good[0], version: 2 }] }, 'engine.run: replay: the journal is version 2; this engine reads version 1'],
-    [{ replay: [good[0], { kind: 'nope' }] }, 'engine.run: replay: entry 1 has an unknown kind "nope" (known: model, tool, clock, role, store-open, store-read, end)'],
+    [{ replay: [good[0], { kind: 'nope' }] }, 'engine.run: replay: entry 1 has an unknown kind "nope" (known: model, tool, clock, role, store-open, store-read, call, end)'],
     [{ replay: [good[0], { kind: 'clock', chain: 'x', seq: 1, ms: 1 }] }, `engine.run: replay: entry 1 (clock) needs a chain id like '0' or '0.2' (got "x")`],
     [{ replay: [good[0], { kind: 'clock', chain: '0', seq: 1, ms: 1 }, { kind: 'clock', chain: '0', seq: 1, ms: 2 }] }, 'engine.run: replay: entry 2 repeats 0 #1'],
     [{ resume: 'x' }, 'engine.run: resume: a journal is an array of entries, the first its header (got a string)'],

@@ -54,7 +54,7 @@ test('a model function where the role map goes is a TypeError that says what to 
 test('a misspelt run option is a TypeError naming the known ones', async () => {
   await assert.rejects(engine.run(ASKS_MODEL, { model: { default: scriptedModel(['x']) } }), {
     name: 'TypeError',
-    message: "engine.run: unknown option 'model' (known: args, seed, models, packs, store, signal, onEvent, limits, ui, record, replay, resume, tracer, traceContent)",
+    message: "engine.run: unknown option 'model' (known: args, seed, models, packs, store, signal, onEvent, limits, ui, record, replay, resume, resumeInFlight, tracer, traceContent)",
   });
 });
 

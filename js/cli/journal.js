@@ -3,10 +3,13 @@
 //
 //   --record FILE          the whole journal as JSON in FILE when the run ends (any outcome)
 //   --journal FILE.jsonl   a durable log: each entry appended as one JSON line as the run goes
-//                          (fsynced); a file that already holds entries is resumed from, and
-//                          one whose run ended is replayed
+//                          (fsynced); a file that already holds entries of this prompt and
+//                          argument string is resumed from, and one whose run ended is replayed;
+//                          a log of another run is refused
+//   --fresh                with --journal: the log is emptied first, and the run starts over
 //   --replay FILE          replays a journal (either format): no model, tool or operator is called
 import { open, readFile, truncate, writeFile } from 'node:fs/promises';
+import { sourceDigest } from '../core/journal.js';
 
 /**
  * Entries from a journal file: a JSON array (what --record writes) or JSON lines (what --journal
@@ -59,18 +62,35 @@ async function readJournal(path, usage) {
 export const journalText = (entries) => `[\n${entries.map((e) => JSON.stringify(e)).join(',\n')}\n]\n`;
 
 /**
+ * Why a --journal log is not one of this run (null: it is): another prompt or argument string.
+ * @param {any} header
+ * @param {{ source: string, args: string }} run
+ */
+function otherRun(header, run) {
+  if (header?.journal !== 'runvil-journal') return null; // not a journal: engine.run says what is wrong
+  if (header.source?.hash !== sourceDigest(run.source).hash) return 'it was recorded for another prompt';
+  if (header.args !== run.args) {
+    return `it was recorded with the argument string ${JSON.stringify(header.args)}, not ${JSON.stringify(run.args)}`;
+  }
+  return null;
+}
+
+/**
  * The run options the flags ask for, and what to do when the run has ended.
- * @param {{ record?: string, journal?: string, replay?: string }} values
+ * @param {{ record?: string, journal?: string, replay?: string, fresh?: boolean, 'retry-in-flight'?: boolean }} values
+ * @param {{ source: string, args: string }} run
  * @param {(message: string) => never} usage
  * @param {(line: string) => void} warn
  */
-export async function journalOptions(values, usage, warn) {
-  const { record, journal, replay } = values;
-  /** @type {{ record?: any, replay?: any[], resume?: any[] }} */
+export async function journalOptions(values, run, usage, warn) {
+  const { record, journal, replay, fresh } = values;
+  /** @type {{ record?: any, replay?: any[], resume?: any[], resumeInFlight?: 'retry' }} */
   const options = {};
   let log;
   if (replay !== undefined && journal !== undefined) usage('--replay and --journal cannot be used together');
   if (replay !== undefined && record !== undefined) usage('--replay and --record cannot be used together');
+  if (fresh && journal === undefined) usage('--fresh needs --journal (it empties the log to start over)');
+  if (values['retry-in-flight'] && journal === undefined) usage('--retry-in-flight needs --journal');
   for (const [flag, path] of [
     ['--record', record],
     ['--journal', journal],
@@ -88,8 +108,16 @@ export async function journalOptions(values, usage, warn) {
   /** Everything the run's journal holds, for --record with --journal. */
   let all = [];
   if (journal !== undefined) {
+    if (fresh) await writeFile(journal, '');
     const read = await readJournal(journal, usage);
     const entries = read?.entries ?? [];
+    const other = entries.length ? otherRun(entries[0], run) : null;
+    if (other) {
+      usage(
+        `the journal '${journal}' is not of this run: ${other}; pass --fresh to start over (the log is emptied; the store is left as it is), or give another --journal file`,
+      );
+    }
+    if (values['retry-in-flight']) options.resumeInFlight = 'retry';
     if (read?.torn) {
       warn(`runvil: the journal '${journal}' ends in a torn line (${read.torn.line}); resuming from what precedes it`);
       await truncate(journal, read.torn.at);

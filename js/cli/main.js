@@ -13,6 +13,7 @@ import { version } from '../version.js';
 import { checkCommand } from './check.js';
 import { exportedPacks } from './pack-module.js';
 import { journalOptions } from './journal.js';
+import { testKillHooks } from './kill-hooks.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { exportSpans, otlpHeaders, recordingTracer, tracesUrl } from './otlp.js';
 import { progressReporter } from './progress.js';
@@ -22,7 +23,8 @@ const USAGE = `usage: runvil run <prompt.md> [--args "..." | --args-file FILE] [
                   [--quiet] [--json] [--show-requests] [--store DIR] [--limit-... N]
                   [--model [ROLE=]openai:<model>|script:FILE|module:FILE[#EXPORT]]... [--model-script FILE]
                   [--pack MODULE]... [--mcp NAME=URL | --mcp "NAME=COMMAND ARGS"]... [--no-mcp-json]
-                  [--record FILE | --journal FILE.jsonl | --replay FILE] [--otlp URL]
+                  [--record FILE | --journal FILE.jsonl [--fresh] [--retry-in-flight] | --replay FILE]
+                  [--otlp URL]
        runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
        runvil test [PATH]... [--jobs N] [--format text|json] [--update --model [ROLE=]SPEC...]
        runvil --version | --help
@@ -70,7 +72,12 @@ runvil test runs the *.test.json tests under each PATH and reports each (runvil 
                         JSON when the run ends, however it ends
   --journal FILE.jsonl  append each journal entry to FILE as one JSON line as the run goes
                         (fsynced); when FILE already holds entries the run resumes from them
-                        (answered calls are not made again), and when its run ended it is replayed
+                        (answered calls are not made again), and when its run ended it is replayed.
+                        A FILE recorded for another prompt or argument string is refused (exit 2)
+  --fresh               with --journal: empty FILE first and start the run over (the store is
+                        left as it is)
+  --retry-in-flight     with --journal: resume even when a tool marked idempotent: false was
+                        called and not answered when the run stopped (it is called again)
   --replay FILE         replay a journal (from --record or --journal): the same outcome, calling
                         no model, tool or operator (no --model needed)
   --otlp URL            trace the run (OpenTelemetry GenAI spans) and export them when it ends,
@@ -302,6 +309,8 @@ export async function main(argv, createEngine) {
         'no-mcp-json': { type: 'boolean', default: false },
         record: { type: 'string' },
         journal: { type: 'string' },
+        fresh: { type: 'boolean', default: false },
+        'retry-in-flight': { type: 'boolean', default: false },
         replay: { type: 'string' },
         otlp: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -439,8 +448,9 @@ export async function main(argv, createEngine) {
     return error.exitCode;
   }
   options.packs.push(...mcp.packs);
-  const journal = await journalOptions(values, usage, (line) => process.stderr.write(`${line}\n`));
+  const journal = await journalOptions(values, { source, args }, usage, (line) => process.stderr.write(`${line}\n`));
   Object.assign(options, journal.options);
+  testKillHooks(process.env.RUNVIL_TEST_KILL, options);
   const writeLine = (line) => process.stderr.write(`${line}\n`);
   const progress = process.stderr.isTTY && !values.quiet ? progressReporter(writeLine) : undefined;
   if (values.events) options.onEvent = (event) => writeLine(JSON.stringify(event));

@@ -69,6 +69,7 @@ const RUN_OPTIONS = [
   'record',
   'replay',
   'resume',
+  'resumeInFlight',
   'tracer',
   'traceContent',
 ];
@@ -718,10 +719,10 @@ export async function makeEngine(module, { uiKind }) {
     if (prepared.outcome) return finishTrace(trace, prepared.outcome);
     const { bridge, usage, misuse, ceiling, journal } = prepared;
     if (journal) {
-      const mismatch = await journal.start();
-      if (mismatch) {
+      const refused = await journal.start();
+      if (refused) {
         bridge.store?.end();
-        return finishTrace(trace, { ok: false, error: { kind: 'Determinism', message: mismatch }, seed: bridge.seed });
+        return finishTrace(trace, { ok: false, error: refused, seed: bridge.seed });
       }
     }
     /** The outcome as the caller gets it: the journal's part added, then the trace ended with it. */

@@ -14,7 +14,7 @@ import { describe, isObject } from './values.js';
 
 export const JOURNAL_VERSION = 1;
 const FORMAT = 'runvil-journal';
-const KINDS = ['model', 'tool', 'clock', 'role', 'store-open', 'store-read', 'end'];
+const KINDS = ['model', 'tool', 'clock', 'role', 'store-open', 'store-read', 'call', 'end'];
 const CHAINED = ['model', 'tool', 'clock'];
 
 /** A 53-bit string hash as 14 hex digits (cyrb53): change detection, not security. */
@@ -135,6 +135,7 @@ function packSpec(pack) {
   spec.tools = (pack.tools ?? []).map((t) => {
     const tool = { name: t.name };
     for (const key of ['description', 'trust', 'output']) if (typeof t[key] === 'string') tool[key] = t[key];
+    if (typeof t.idempotent === 'boolean') tool.idempotent = t.idempotent;
     if (t.parameters !== undefined) tool.parameters = t.parameters;
     return tool;
   });
@@ -239,14 +240,17 @@ export function checkJournal(journal, option) {
     }
     /** @type {string} */
     let key = entry.kind;
-    if (CHAINED.includes(entry.kind)) {
+    if (CHAINED.includes(entry.kind) || entry.kind === 'call') {
       if (typeof entry.chain !== 'string' || !/^0(\.[0-9]+)*$/.test(entry.chain)) {
         fail(`entry ${i} (${entry.kind}) needs a chain id like '0' or '0.2' (got ${quote(entry.chain)})`);
       }
       if (!Number.isSafeInteger(entry.seq) || entry.seq < 1) {
         fail(`entry ${i} (${entry.kind}) needs seq, a positive integer (got ${quote(entry.seq)})`);
       }
-      key = `${entry.chain}#${entry.seq}`;
+      key = `${entry.kind === 'call' ? 'call ' : ''}${entry.chain}#${entry.seq}`;
+    }
+    if (entry.kind === 'call' && (typeof entry.tool !== 'string' || typeof entry.section !== 'string')) {
+      fail(`entry ${i} (call) needs a string tool and section`);
     }
     if (entry.kind === 'clock' && !Number.isFinite(entry.ms)) fail(`entry ${i} (clock) needs ms, a finite number`);
     if (entry.kind === 'model') {
@@ -292,9 +296,9 @@ export function journalSeed(options) {
 
 /**
  * Checks the journal options of a run; answers null when the run keeps no journal.
- * @param {{ record?: unknown, replay?: unknown, resume?: unknown }} options
+ * @param {{ record?: unknown, replay?: unknown, resume?: unknown, resumeInFlight?: unknown }} options
  */
-export function journalMode({ record, replay, resume }) {
+export function journalMode({ record, replay, resume, resumeInFlight }) {
   if (record !== undefined && typeof record !== 'boolean' && typeof record !== 'function') {
     throw new TypeError(
       `engine.run: record must be true or a function (entry) => void | Promise<void> (got ${describe(record)})`,
@@ -304,6 +308,9 @@ export function journalMode({ record, replay, resume }) {
     throw new TypeError(
       'engine.run: replay and resume exclude each other (resume replays its entries, then goes on live)',
     );
+  }
+  if (resumeInFlight !== undefined && resumeInFlight !== 'refuse' && resumeInFlight !== 'retry') {
+    throw new TypeError(`engine.run: resumeInFlight must be 'refuse' or 'retry' (got ${describe(resumeInFlight)})`);
   }
   if (replay !== undefined) checkJournal(replay, 'replay');
   if (resume !== undefined) checkJournal(resume, 'resume');
@@ -316,6 +323,7 @@ export function journalMode({ record, replay, resume }) {
     given: journal && journal.length ? journal : undefined,
     keep: record === true,
     recorder,
+    retryInFlight: resumeInFlight === 'retry',
   };
 }
 
@@ -330,9 +338,12 @@ export function createJournal(mode, run) {
   const header = mode.given?.[0];
   /** key -> recorded entry, for the answers to give back */
   const recorded = new Map();
+  /** `chain#seq` -> the `call` entry of a non-idempotent tool call that went out */
+  const sent = new Map();
   for (const entry of mode.given?.slice(1) ?? []) {
     if (entry.kind === 'end') continue;
-    recorded.set(keyOf(entry), entry);
+    if (entry.kind === 'call') sent.set(`${entry.chain}#${entry.seq}`, entry);
+    else recorded.set(keyOf(entry), entry);
   }
   const used = new Set();
   /** The whole journal, for `record: true`: what was given (its end entry aside), then what follows. */
@@ -429,13 +440,16 @@ export function createJournal(mode, run) {
    * cancelled. `fieldsOf(value)` answers the entry's answer fields and the value the engine gets,
    * or an error.
    */
-  async function settleLive(asked, call, fieldsOf) {
+  async function settleLive(asked, call, fieldsOf, sending) {
     let value;
     let error;
     // Nothing goes out while an earlier entry is still on its way to `record`: a host that
     // persists entries never makes a call its log does not lead up to.
     await queue;
     if (recordFailure) throw new Error(recordFailure);
+    // A call that must not be made twice is logged as sent before it goes out, so a resume knows
+    // it may have taken effect (mode.retryInFlight).
+    if (sending) await add(sending);
     try {
       value = await call();
     } catch (thrown) {
@@ -555,7 +569,7 @@ export function createJournal(mode, run) {
   }
 
   // --- packs ------------------------------------------------------------------------------
-  function toolFn(packName, toolName, live) {
+  function toolFn(packName, toolName, live, idempotent) {
     const tool = `${packName}/${toolName}`;
     return (args, ctx) => {
       const chain = String(ctx?.chain ?? '0');
@@ -570,10 +584,16 @@ export function createJournal(mode, run) {
       };
       const entry = lookup(asked);
       if (entry) return 'error' in entry ? Promise.reject(new Error(entry.error)) : Promise.resolve(entry.output);
+      const key = `${chain}#${asked.seq}`;
+      const sending =
+        idempotent || sent.has(key)
+          ? undefined
+          : { kind: 'call', chain, seq: asked.seq, entry: asked.entry, section: asked.section, tool, arguments: args };
       return settleLive(
         asked,
         () => live(args, ctx),
         (value) => ({ fields: { output: value }, value }),
+        sending,
       );
     };
   }
@@ -586,13 +606,19 @@ export function createJournal(mode, run) {
       const out = mode.live ? { ...pack } : structuredCloneJson(pack);
       out.tools = (pack.tools ?? []).map((t) => ({
         ...(mode.live ? t : structuredCloneJson(t)),
-        call: toolFn(pack.name, t.name, mode.live ? t.call : noTool),
+        call: toolFn(pack.name, t.name, mode.live ? t.call : noTool, t.idempotent !== false),
       }));
       return out;
     });
   }
 
   // --- store ------------------------------------------------------------------------------
+  /** @type {any} */
+  let storeHost;
+  let storeEnded = false;
+  let opened = false;
+  /** @type {any[]} */
+  const held = [];
   /** @param {{ open: Function, read: Function, commit: Function, end: Function } | undefined} host */
   function store(host) {
     const recordedOrLive = async (key, live, toEntry, fromEntry) => {
@@ -623,14 +649,17 @@ export function createJournal(mode, run) {
       return answer.value;
     };
     const hostLive = mode.live ? host : undefined;
+    storeHost = host;
     return {
-      open: () =>
-        recordedOrLive(
+      open: () => {
+        opened = true;
+        return recordedOrLive(
           'store-open',
           hostLive ? () => hostLive.open() : mode.live ? async () => ({ files: [] }) : undefined,
           (listing) => ({ kind: 'store-open', listing: encodeListing(listing) }),
           (entry) => decodeListing(entry.listing),
-        ),
+        );
+      },
       read: (path) =>
         recordedOrLive(
           `read ${path}`,
@@ -638,11 +667,44 @@ export function createJournal(mode, run) {
           (data) => ({ kind: 'store-read', path, data: encodeData(data) }),
           (entry) => decodeData(entry.data),
         ),
-      // Replay sends the run's changes on to the caller's store, if one was passed; without one
-      // they land nowhere (the run's own view of the store is what the prompt sees).
-      commit: (changes) => (host ? host.commit(changes) : Promise.resolve()),
-      end: () => host?.end(),
+      commit: async (changes) => {
+        if (!host) return; // replay without a store: the changes land nowhere
+        if (mode.given) {
+          // A replayed or resumed run holds its changes and commits them once, when it ends
+          // (docs/store.md, "Resuming a run"): the store may already hold any prefix of the
+          // recorded run's batches, and committing the batches again in order could fail halfway
+          // or take the store back through older states.
+          held.push(...changes);
+          return;
+        }
+        // A batch goes out only once every entry before it is recorded: what a store holds
+        // follows from the journal, so a resume reproduces it (a clock reading is handed to the
+        // run before its entry is written).
+        await queue;
+        if (recordFailure) throw new Error(recordFailure);
+        return host.commit(changes);
+      },
+      end: () => {
+        if (mode.given && opened)
+          storeEnded = true; // after the held batch (finish)
+        else host?.end();
+      },
     };
+  }
+
+  /** The held changes of a replayed or resumed run, committed as one batch (a Vfs failure text, or null). */
+  async function commitHeld() {
+    if (!storeHost || !mode.given) return null;
+    const batch = finalState(held);
+    held.length = 0;
+    try {
+      if (batch.length) await storeHost.commit(batch);
+      return null;
+    } catch (error) {
+      return `store backend failure: ${error instanceof Error ? error.message : String(error)}`;
+    } finally {
+      if (storeEnded) storeHost.end();
+    }
   }
 
   // --- clock ------------------------------------------------------------------------------
@@ -677,9 +739,18 @@ export function createJournal(mode, run) {
     return null;
   }
 
+  /** @returns {Promise<{ kind: 'Determinism' | 'Tool', message: string } | null>} why the run cannot start */
   async function start() {
     const mismatch = checkHeader();
-    if (mismatch) return mismatch;
+    if (mismatch) return { kind: 'Determinism', message: mismatch };
+    const inFlight = [...sent].filter(([key]) => !recorded.has(key)).map(([, entry]) => entry);
+    if (mode.live && inFlight.length && !mode.retryInFlight) {
+      const first = inFlight[0];
+      return {
+        kind: 'Tool',
+        message: `the run was not resumed: the tool ${first.tool} is not idempotent and its call (chain ${first.chain} #${first.seq} in section '${first.section}', with ${quote(first.arguments)}) went out without an answer when the run stopped${inFlight.length > 1 ? ` (and ${inFlight.length - 1} more)` : ''}; check whether it took effect, then resume with resumeInFlight: 'retry' to make it again`,
+      };
+    }
     if (!header) {
       const made = {
         journal: FORMAT,
@@ -702,6 +773,11 @@ export function createJournal(mode, run) {
   /** The run's outcome as the caller gets it: a divergence as `Determinism`, the journal if kept. */
   async function finish(outcome) {
     let done = outcome;
+    const storeFailure = await commitHeld();
+    if (storeFailure && done.ok) {
+      done = { ...done, ok: false, error: { kind: 'Vfs', message: storeFailure } };
+      delete done.result;
+    }
     if (!divergence && !mode.live && (outcome.ok || outcome.error?.kind !== 'Cancelled')) {
       const unused = [...recorded.keys()].filter((k) => !used.has(k));
       if (unused.length) {
@@ -733,4 +809,34 @@ export function createJournal(mode, run) {
 /** A copy of JSON data (recorded answers are handed out as copies, so a host cannot change the journal). */
 function structuredCloneJson(value) {
   return JSON.parse(JSON.stringify(value));
+}
+
+const depth = (path) => path.split('/').length;
+
+/**
+ * A run's changes as one batch that takes any store holding a prefix of them (in any partition
+ * into batches) to where the whole sequence takes it: every path the changes touch set to its
+ * final state — deletions deepest first, then directories, then writes. A path deleted before it
+ * was written again is deleted first too, so a directory the prefix left there gives way to the
+ * file. Applying the batch twice leaves what applying it once does.
+ * @param {any[]} changes
+ */
+export function finalState(changes) {
+  const last = new Map();
+  const deletedBefore = new Set();
+  for (const change of changes) {
+    if (change.op === 'delete') deletedBefore.add(change.path);
+    last.set(change.path, change);
+  }
+  const present = [...last.values()].filter((c) => c.op !== 'delete').map((c) => `${c.path}/`);
+  // A path deleted and then given a file below it is a directory again (made by the write).
+  const holdsSomething = (path) => present.some((p) => p.startsWith(`${path}/`));
+  const deletes = [...last.values()]
+    .filter((c) => (c.op === 'delete' && !holdsSomething(c.path)) || (c.op === 'write' && deletedBefore.has(c.path)))
+    .map((c) => ({ op: 'delete', path: c.path }));
+  deletes.sort((a, b) => depth(b.path) - depth(a.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const mkdirs = [...last.values()].filter((c) => c.op === 'mkdir');
+  mkdirs.sort((a, b) => depth(a.path) - depth(b.path));
+  const writes = [...last.values()].filter((c) => c.op === 'write');
+  return [...deletes, ...mkdirs, ...writes];
 }

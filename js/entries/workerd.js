@@ -11,6 +11,7 @@ export * from './public.js';
 // The Durable Object store works only here: a Durable Object namespace exists only in workerd.
 export { durableObjectStore } from '../stores/durable.js';
 export { RunvilStoreObject } from '../stores/durable-object.js';
+export { RunvilRunObject } from '../stores/durable-run.js';
 
 /**
  * `options.wasm` defaults to the bundled module (workerd compiles no bytes: pass a Module).

@@ -94,10 +94,11 @@ async function applyChange(root, change) {
   } else if (change.op === 'mkdir') {
     await fs.mkdir(target, { recursive: true });
   } else if (change.op === 'delete') {
-    // A file or an empty directory; already gone is fine (a replayed batch deletes twice).
+    // A file or an empty directory; already gone is fine (a replayed batch deletes twice), and so
+    // is a path below a file (a resumed run's batch may delete `d/x` after the file `d` landed).
     await fs.rm(target, { force: true }).catch(async (error) => {
       if (error.code === 'ERR_FS_EISDIR' || error.code === 'EISDIR') await fs.rmdir(target);
-      else throw error;
+      else if (error.code !== 'ENOTDIR') throw error;
     });
   } else {
     throw new TypeError(`directoryStore.commit: unknown change ${JSON.stringify(change.op)}`);

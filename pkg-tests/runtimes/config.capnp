@@ -36,6 +36,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/stores/shared.js", esModule = embed "../../pkg/stores/shared.js"),
     (name = "pkg/stores/durable.js", esModule = embed "../../pkg/stores/durable.js"),
     (name = "pkg/stores/durable-object.js", esModule = embed "../../pkg/stores/durable-object.js"),
+    (name = "pkg/stores/durable-run.js", esModule = embed "../../pkg/stores/durable-run.js"),
     (name = "pkg/stores/durable-layout.js", esModule = embed "../../pkg/stores/durable-layout.js"),
     (name = "pkg/runvil_bg.wasm", wasm = embed "../../pkg/runvil_bg.wasm"),
   ],
