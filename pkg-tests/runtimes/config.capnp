@@ -17,6 +17,7 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/version.js", esModule = embed "../../pkg/version.js"),
     (name = "pkg/core/engine.js", esModule = embed "../../pkg/core/engine.js"),
     (name = "pkg/core/load.js", esModule = embed "../../pkg/core/load.js"),
+    (name = "pkg/core/pool.js", esModule = embed "../../pkg/core/pool.js"),
     (name = "pkg/core/conversations.js", esModule = embed "../../pkg/core/conversations.js"),
     (name = "pkg/core/check.js", esModule = embed "../../pkg/core/check.js"),
     (name = "pkg/core/crossing.js", esModule = embed "../../pkg/core/crossing.js"),
