@@ -83,23 +83,28 @@ function unsavedEdits() {
  * An edit. Editing a prompt that is not the draft makes it the draft; the draft it replaces is
  * saved by name first when it is kept nowhere else, so no edit is ever lost.
  */
-async function edited() {
+function edited() {
+  if (loading) return;
   const now = current();
   if (opened.kind !== 'draft') {
     if (samePrompt(now, opened.prompt)) return;
-    const old = readDraft();
-    if (old && old.source.trim() && !samePrompt(old, now) && !(await isSaved(old))) {
-      const name = `${titleOf(old.source)} (kept ${new Date().toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'short' })})`;
-      try {
-        await savePrompt(name, old);
-        setStatus(`your previous prompt was saved as “${name}”`);
-      } catch { /* IndexedDB refused: the draft slot is all there is */ }
-    }
+    keepDraft(readDraft(), now);
     opened = { kind: 'draft', name: '', prompt: null };
   }
   if (!writeDraft(now)) setStatus('this browser does not keep the draft (storage is full or blocked): save it by name or share it');
   rememberOpen();
   refreshLibrary();
+}
+
+/** Saves `old` (the draft an edit is about to replace) by name, unless it is kept already. */
+async function keepDraft(old, now) {
+  if (!old?.source.trim() || samePrompt(old, now) || (await isSaved(old))) return;
+  const name = `${titleOf(old.source)} (kept ${new Date().toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'short' })})`;
+  try {
+    await savePrompt(name, old);
+    setStatus(`your previous prompt was saved as “${name}”`);
+    refreshLibrary();
+  } catch { /* IndexedDB refused: the draft slot is all there is */ }
 }
 $('args').addEventListener('input', () => edited());
 $('seed').addEventListener('input', () => edited());
@@ -112,8 +117,16 @@ async function isSaved(prompt) {
   }
 }
 
+/** True while load() fills the editor: that is not an edit. */
+let loading = false;
+
 function load(kind, name, prompt) {
-  editor.value = prompt.source;
+  loading = true;
+  try {
+    editor.value = prompt.source;
+  } finally {
+    loading = false;
+  }
   $('args').value = prompt.args ?? '';
   $('seed').value = prompt.seed ?? '';
   opened = { kind, name, prompt: { source: prompt.source, args: prompt.args ?? '', seed: prompt.seed ?? '' } };
@@ -680,10 +693,12 @@ async function fillReference() {
   const { default: reference } = await import('runvil-reference');
   const draw = () => {
     const filter = $('help-filter').value.trim().toLowerCase();
+    const engine = reference.filter((e) => e.global && !e.doc.startsWith("Lua's own"));
+    // Names that match come alone; the text is searched when no name does.
+    const named = engine.filter((e) => e.name.toLowerCase().includes(filter));
+    const shown = named.length ? named : engine.filter((e) => e.doc.toLowerCase().includes(filter));
     list.replaceChildren();
-    for (const entry of reference) {
-      if (!entry.global || entry.doc.startsWith("Lua's own")) continue;
-      if (filter && !entry.name.toLowerCase().includes(filter) && !entry.doc.toLowerCase().includes(filter)) continue;
+    for (const entry of shown) {
       const dt = document.createElement('dt');
       dt.append(Object.assign(document.createElement('code'), { textContent: entry.signature }));
       const dd = document.createElement('dd');
