@@ -96,9 +96,6 @@ export function renderRounds(list, rounds) {
       answer.append(el('p', 'round-meta', `finish reason: ${reply.finish_reason ?? '—'}${reply.model ? ` · model ${reply.model}` : ''}`));
       details.append(block('Reply', answer, true));
     }
-    const rest = { ...req };
-    delete rest.messages;
-    delete rest.tools;
     details.append(block('Request, as sent (JSON)', pre(JSON.stringify(r.request, null, 2))));
     if (r.reply) details.append(block('Reply, as received (JSON)', pre(JSON.stringify(r.reply, null, 2))));
     li.append(details);
