@@ -15,7 +15,7 @@ export const SLOW_4G = { offline: false, latency: 562.5, downloadThroughput: 180
 export const CPU_SLOWDOWN = 4;
 const GOAL_MS = 5000;
 
-/** One first visit: resolves with { ready, first, bytes } (ms from navigation start; bytes on the wire). */
+/** One first visit: resolves with { ready, first, bytes } (ms from navigation start; bytes on the wire until the first result). */
 export async function firstVisit(browser, url, { throttle = true } = {}) {
   const context = await browser.browser.newContext();
   try {
@@ -77,7 +77,7 @@ if (isMain(import.meta.url)) {
       runs: loads.length,
       goal: { max: GOAL_MS, of: 'median', text: `≤ ${GOAL_MS / 1000} s` },
     },
-    bytes: { name: 'bytes on the wire for that first visit', unit: 'B', value: Math.max(...loads.map((l) => l.bytes)) },
+    bytes: { name: 'bytes on the wire from navigation to the first result', unit: 'B', value: Math.max(...loads.map((l) => l.bytes)) },
   };
   writeResults('playground-load', process.argv.slice(2).length ? `node bench/playground-load.mjs ${process.argv.slice(2).join(' ')}` : 'node bench/playground-load.mjs', figures, started);
 }

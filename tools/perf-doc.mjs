@@ -282,7 +282,7 @@ export const BLOCKS = {
     return table(['first visit (empty cache), navigation start to', 'min', 'median', 'max', 'goal', 'status'], [
       ['engine ready (Run enabled)', `${num(f('ready').min)} ms`, `${num(f('ready').median)} ms`, `${num(f('ready').max)} ms`, '—', '—'],
       ['first result of `hello`', `${num(first.min)} ms`, `${num(first.median)} ms`, `${num(first.max)} ms`, first.goal.text, status(first)],
-    ]) + `\n\n${first.runs} first visits, each in a fresh browser context; ${int(f('bytes').value)} bytes on the wire (the most of any visit).`;
+    ]) + `\n\n${first.runs} first visits, each in a fresh browser context; ${int(f('bytes').value)} bytes on the wire until the first result (the most of any visit).`;
   },
 
   playground(src) {
