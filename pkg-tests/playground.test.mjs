@@ -97,6 +97,11 @@ test('loading: the page holds only its code, the worker the engine, every text r
   // Adapters the page has not used are not loaded: the OpenAI adapter, the MCP client.
   assert.ok(!paths.some((p) => /\/chunks\/(openai|mcp)-/.test(p)), paths.join(' '));
   for (const r of loaded.filter((x) => /\.(js|wasm|css|html)$|\/$/.test(x.url))) assert.ok(['br', 'gzip'].includes(r.encoding), `${r.url} came ${r.encoding ?? 'uncompressed'}`);
+  for (const path of paths.filter((p) => p.endsWith('.js'))) {
+    const code = await (await fetch(`${site.url}${path}`)).text();
+    assert.ok(!code.includes('openAIChatModel: stream must be a boolean'), `${path} holds the OpenAI adapter`);
+    assert.ok(!code.includes('mcpPack: client must be'), `${path} holds the MCP Pack`);
+  }
   assert.match(await page.getAttribute('link[rel="preload"]', 'href'), /runvil_bg\.wasm$/);
 });
 
@@ -146,7 +151,8 @@ test('the trace nests run › section › round › tool with times, filters by 
   const round = page.locator('#trace li[data-kind="section"] li[data-kind="model"]').first();
   assert.match(await round.locator('.trace-label').first().textContent(), /^round 1 · default$/);
   assert.match(await round.locator('.trace-meta').first().textContent(), /^\+\d+ ms · \d+ ms/);
-  assert.equal(await page.locator('#trace li[data-kind="model"] li[data-kind="tool"] .trace-label').first().textContent(), 'demo/weather');
+  const inRound = await page.$$eval('#trace li[data-kind="model"] li[data-kind="tool"] > .trace-row .trace-label', (els) => els.map((el) => el.textContent));
+  assert.deepEqual(inRound, ['assistant_tool_calls', 'demo/weather']);
   assert.equal(await page.locator('#trace li[data-kind="section"] > .trace-row button.trace-label', { hasText: '## By script' }).count(), 1);
   // 19 engine events and the 3 model_delta events of the streamed reply.
   assert.equal(await page.textContent('#event-count'), '22');

@@ -53,6 +53,26 @@ const generated = {
   },
 };
 
+const WORKER_CLIENT = join(ROOT, 'pkg/worker-client.js');
+const REEXPORT = "export * from './browser.js';";
+
+/**
+ * The page takes createEngine from the worker client and the rest of the API from the modules that
+ * define it: the client's re-export of the whole default entry would put every adapter (OpenAI,
+ * MCP, the stores) into the page's first download, since code splitting follows imports, not use.
+ */
+const workerClientAlone = {
+  name: 'worker-client-alone',
+  setup(b) {
+    b.onLoad({ filter: /worker-client\.js$/ }, (args) => {
+      if (args.path !== WORKER_CLIENT) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(REEXPORT)) throw new Error(`${args.path} no longer says ${REEXPORT} (tools/build-site.mjs leaves it out of the page)`);
+      return { contents: text.replace(REEXPORT, ''), loader: 'js' };
+    });
+  },
+};
+
 export async function buildSite() {
   if (!existsSync(join(ROOT, 'pkg/worker-client.js'))) throw new Error('pkg/ is not built (./build.sh build, or node tools/make-package.mjs ...)');
   rmSync(SITE, { recursive: true, force: true });
@@ -65,7 +85,7 @@ export async function buildSite() {
     outdir: SITE,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [generated],
+    plugins: [generated, workerClientAlone],
   });
   await build({ ...common, entryPoints: [join(ROOT, 'pkg/worker.js')], outfile: join(SITE, 'engine-worker.js') });
   mkdirSync(join(SITE, 'pkg'));

@@ -2,7 +2,10 @@
 // worker.js bundled), the page keeps the editor, the models, the demo Pack, input.ask, the run's
 // views (console, rounds, trace, files) and the prompt library. Bundled by tools/build-site.mjs
 // into site/app.js with only the page's part of the package (the engine graph stays in the worker).
-import { createEngine, indexedDbStore, userInputPack, version } from '../pkg/worker-client.js';
+import { createEngine } from '../pkg/worker-client.js';
+import { indexedDbStore } from '../pkg/stores/idb.js';
+import { userInputPack } from '../pkg/packs/reference.js';
+import { version } from '../pkg/version.js';
 import { createEditorShell } from './editor-shell.js';
 import { demoModel, demoPack } from './demo.js';
 import { shareLink, fromLink } from './share.js';
@@ -146,6 +149,7 @@ function rememberOpen() {
 // ---- the prompt library: your prompt, saved prompts, examples --------------------------------
 
 async function refreshLibrary() {
+  $('delete-saved').hidden = opened.kind !== 'saved';
   const select = $('example');
   const draft = readDraft();
   let saved = [];
@@ -167,7 +171,6 @@ async function refreshLibrary() {
   select.replaceChildren(...options);
   select.value = opened.kind === 'draft' ? 'draft' : opened.kind === 'saved' ? `saved:${opened.name}` : opened.kind === 'example' ? `example:${examples.findIndex((e) => e.name === opened.name)}` : 'draft';
   if (opened.kind === 'shared') select.selectedIndex = -1;
-  $('delete-saved').hidden = opened.kind !== 'saved';
 }
 
 $('example').addEventListener('change', async () => {

@@ -126,7 +126,9 @@ export function buildTree(events) {
         continue;
       }
     }
-    const parent = Number.isInteger(event.entry) ? sectionNode(event, time) : root;
+    // A leaf of a round (assistant_tool_calls, a retry) goes under it; others under their section.
+    const round = Number(event.turn) > 0 ? rounds.get(`${event.section}|${event.turn}`) : null;
+    const parent = round ?? (Number.isInteger(event.entry) ? sectionNode(event, time) : root);
     parent.children.push({ key: `l:${toolSeq++}`, kind: kindOf(name), label: name, leaf: true, start: time, end: null, children: [], events: [event], text: summary(event) });
   }
   return root;
