@@ -1,5 +1,5 @@
 // The editor as the page sees it: a plain textarea at once (the prompt is readable and editable
-// while the CodeMirror bundle downloads), replaced by CodeMirror (editor.js) when it arrives, with
+// while the CodeMirror chunk downloads), replaced by CodeMirror (editor-src.js) when it arrives, with
 // the text, the cursor and any marks carried over. Both sides have the same small interface.
 
 /**

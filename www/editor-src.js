@@ -1,7 +1,7 @@
 // The playground's editor: CodeMirror 6 with Markdown and Lua inside ```lua fences, completion and
 // hover docs for the Engine's globals (generated from docs/reference.md at build time), marks for
-// a run's error and for diagnostics, and a dark theme that follows the system. Bundled by
-// tools/build-site.mjs (esbuild) into site/editor.js and loaded on demand by editor-shell.js.
+// a run's error and for diagnostics, and a dark theme that follows the system. A chunk of the
+// page's bundle (tools/build-site.mjs), loaded after the wasm; editor-shell.js swaps it in.
 import { EditorView, basicSetup } from 'codemirror';
 import { EditorState, StateEffect, StateField, RangeSet, Compartment } from '@codemirror/state';
 import { Decoration, keymap, gutter, GutterMarker, hoverTooltip } from '@codemirror/view';

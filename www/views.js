@@ -8,8 +8,14 @@ const el = (tag, className, text) => {
   return node;
 };
 
+/** The console keeps its last MAX_LINES lines: a run that logs without end does not fill the page. */
+const MAX_LINES = 1000;
+
 export function createConsole(list) {
   let streams = new Map();
+  const trim = () => {
+    while (list.childElementCount > MAX_LINES) list.firstElementChild.remove();
+  };
   return {
     clear() {
       list.replaceChildren();
@@ -20,6 +26,7 @@ export function createConsole(list) {
       const li = el('li', 'console-log');
       li.append(el('span', 'console-where', section ? `## ${section}` : 'run'), ' ', el('span', 'console-text', message));
       list.append(li);
+      trim();
       list.hidden = false;
     },
     /** Streamed text of one round (`key`), appended to that round's line. */
@@ -30,6 +37,7 @@ export function createConsole(list) {
         const body = el('span', 'console-text', '');
         li.append(el('span', 'console-where', where), ' ', body);
         list.append(li);
+        trim();
         entry = body;
         streams.set(key, entry);
       }
