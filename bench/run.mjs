@@ -7,7 +7,7 @@
 // --quick       fewer samples (a smoke run, about two minutes); the results are marked quick and
 //               the doc is rendered to bench/results/performance.quick.md, never docs/ (blocks
 //               of skipped suites say they were not measured)
-// --no-browser  skip the suites that need Chromium (browser-store)
+// --no-browser  skip the suites that need Chromium (browser-store, playground-load)
 // --no-native   skip the native cargo benches (they compile the crate natively first)
 // --only a,b    run only these suites (their earlier results stay for the others)
 // The default is the full truth: every suite.
@@ -32,6 +32,7 @@ export const SUITES = [
   { name: 'fanout', script: 'bench/fanout.mjs', node: 'node24' },
   { name: 'package', script: 'bench/package.mjs' },
   { name: 'browser-store', script: 'bench/browser-store.mjs', needs: 'browser' },
+  { name: 'playground-load', script: 'bench/playground-load.mjs', needs: 'browser' },
   { name: 'native', script: 'bench/native.mjs', needs: 'native' },
 ];
 

@@ -1,13 +1,15 @@
-// The playground (site/, built by tools/build-site.mjs) in real headless Chromium: it loads, an
-// example runs with the demo model and fills the events timeline, cancel stops an endless loop while
-// the page stays responsive, an input.ask answer typed in the page reaches the run, the store
-// browser shows the run's files, an error is marked at its line, and a shared link restores the
-// prompt. A missing Chromium is a failure, never a skip.
+// The playground (site/, built by tools/build-site.mjs) in real headless Chromium: how it loads
+// (only the page's code in the page, the engine in the worker, compressed, the prompt readable
+// before CodeMirror arrives), what a run shows (result, console, rounds, trace, store changes,
+// errors at the section that raised them), input.ask, cancel, the editor's help, and that a
+// person's work is never replaced silently (drafts, saved prompts, examples, share links). A
+// missing Chromium is a failure, never a skip.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROOT } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
+import { startHttpServer } from './mcp-server.mjs';
 import { buildSite } from '../tools/build-site.mjs';
 
 let site;
@@ -15,6 +17,8 @@ let browser;
 let profile;
 let page;
 const errors = [];
+/** Every response the page and its worker got: { url, encoding } */
+const loaded = [];
 
 before(async () => {
   await buildSite();
@@ -23,9 +27,19 @@ before(async () => {
   browser = await launchChromium(profile.dir);
   page = browser.page;
   page.on('pageerror', (error) => errors.push(error.message));
+  page.on('dialog', async (dialog) => {
+    const plan = dialogPlan.shift() ?? { accept: true };
+    dialogsSeen.push(dialog.message());
+    await (plan.accept ? dialog.accept(plan.text) : dialog.dismiss());
+    plan.resolve?.(dialog.message());
+  });
+  page.on('response', (response) => {
+    loaded.push({ url: new URL(response.url()).pathname, encoding: response.headers()['content-encoding'] ?? null });
+  });
   await page.setViewportSize({ width: 1200, height: 900 });
   await page.goto(`${site.url}/`);
   await page.waitForSelector('#output[data-state="ready"]', { timeout: 30_000 });
+  await page.waitForFunction(() => window.playground.editorReady);
 });
 
 after(async () => {
@@ -34,11 +48,32 @@ after(async () => {
   await site?.close();
 });
 
-/** Picks the gallery example called `name`. */
+/** What the next dialogs answer ({ accept, text }; accepted when none is planned), and what they said. */
+const dialogPlan = [];
+const dialogsSeen = [];
+
+/** Answers the next dialog so (dismisses it with accept false); resolves with its message. */
+function onDialog(accept, text) {
+  return new Promise((resolve) => dialogPlan.push({ accept, text, resolve }));
+}
+
+/** Picks the gallery example called `name` (accepting the question if the editor holds edits). */
 async function pick(name) {
   const value = await page.$eval('#example', (select, n) => [...select.options].find((o) => o.textContent.startsWith(`${n}:`))?.value, name);
   assert.ok(value, `no example ${name}`);
   await page.selectOption('#example', value);
+  await page.waitForFunction((n) => window.playground.source.includes(`name: ${n}`), name);
+}
+
+/** Sets the editor's text (as typing would: it becomes the draft). */
+async function setSource(text) {
+  await page.evaluate((t) => window.playground.setSource(t), text);
+}
+
+async function runAndWait() {
+  await page.click('#run');
+  await page.waitForSelector('#run:not([disabled])');
+  return { state: await page.getAttribute('#output', 'data-state'), text: await page.textContent('#output') };
 }
 
 /** Picks the gallery example called `name` and runs it with the Run button; resolves with the output. */
@@ -46,104 +81,338 @@ async function runExample(name, { args } = {}) {
   await pick(name);
   if (args !== undefined) await page.fill('#args', args);
   await page.fill('#seed', '7');
-  await page.click('#run');
-  await page.waitForSelector('#run:not([disabled])');
-  return { state: await page.getAttribute('#output', 'data-state'), text: await page.textContent('#output') };
+  return runAndWait();
 }
 
-test('the tools example runs with the demo model and its events appear', async () => {
-  const out = await runExample('tools');
-  assert.deepEqual(out, { state: 'done', text: 'script: 42\nmodel: The tool answered: Light rain, 18 °C in Lisbon' });
-  await page.click('[data-tab="events"]');
-  await page.waitForSelector('#events li');
-  const names = await page.$$eval('#events li .name', (els) => els.map((el) => el.textContent));
-  assert.equal(names[0], 'run_started');
-  assert.equal(names.at(-1), 'run_finished');
-  for (const name of ['section_started', 'model_turn_started', 'model_turn_completed', 'tool_result']) {
-    assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+test('loading: the page holds only its code, the worker the engine, every text response compressed', async () => {
+  const paths = loaded.map((r) => r.url);
+  // The package's modules are bundled: neither side fetches them one by one, nor twice.
+  assert.deepEqual(paths.filter((p) => p.startsWith('/pkg/')), ['/pkg/runvil_bg.wasm']);
+  assert.equal(paths.filter((p) => p === '/engine-worker.js').length, 1);
+  assert.equal(paths.filter((p) => p === '/app.js').length, 1);
+  // The page's bundle does not hold the engine graph (its wasm bindings are the worker's).
+  const app = await (await fetch(`${site.url}/app.js`)).text();
+  assert.ok(!app.includes('__wbindgen'), 'app.js holds the wasm bindings');
+  assert.ok(app.length < 120_000, `app.js is ${app.length} bytes`);
+  // Adapters the page has not used are not loaded: the OpenAI adapter, the MCP client.
+  assert.ok(!paths.some((p) => /\/chunks\/(openai|mcp)-/.test(p)), paths.join(' '));
+  for (const r of loaded.filter((x) => /\.(js|wasm|css|html)$|\/$/.test(x.url))) assert.ok(['br', 'gzip'].includes(r.encoding), `${r.url} came ${r.encoding ?? 'uncompressed'}`);
+  for (const path of paths.filter((p) => p.endsWith('.js'))) {
+    const code = await (await fetch(`${site.url}${path}`)).text();
+    assert.ok(!code.includes('openAIChatModel: stream must be a boolean'), `${path} holds the OpenAI adapter`);
+    assert.ok(!code.includes('mcpPack: client must be'), `${path} holds the MCP Pack`);
   }
-  assert.equal(await page.textContent('#event-count'), String(names.length));
+  assert.match(await page.getAttribute('link[rel="preload"]', 'href'), /runvil_bg\.wasm$/);
 });
 
-test('an input.ask answer typed in the page reaches the run', async () => {
+test('loading: the prompt is readable and editable before the editor bundle arrives', async () => {
+  const other = await browser.context.newPage();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await other.route(/\/chunks\/editor-src-/, async (route) => { await held; await route.continue(); });
+  await other.goto(`${site.url}/`);
+  await other.waitForSelector('#editor textarea');
+  assert.match(await other.inputValue('#editor textarea'), /^---\n/);
+  assert.equal(await other.getAttribute('#editor', 'data-editor'), 'plain');
+  await other.fill('#editor textarea', '# Typed early\n\n## Main\n\n```lua\nreturn "early"\n```\n');
+  release();
+  await other.waitForSelector('#editor[data-editor="rich"] .cm-editor');
+  assert.equal(await other.evaluate(() => window.playground.source), '# Typed early\n\n## Main\n\n```lua\nreturn "early"\n```\n');
+  await other.close();
+  await page.reload();
+  await page.waitForSelector('#output[data-state="ready"]');
+  await page.waitForFunction(() => window.playground.editorReady);
+});
+
+test('the tools example runs; Rounds shows each round as sent and answered, the status its tokens', async () => {
+  const out = await runExample('tools');
+  assert.deepEqual(out, { state: 'done', text: 'script: 42\nmodel: The tool answered: Light rain, 18 °C in Lisbon' });
+  await page.click('[data-tab="rounds"]');
+  const heads = await page.$$eval('#rounds .round-head', (els) => els.map((el) => el.textContent));
+  assert.equal(heads.length, 2);
+  assert.match(heads[0], /^#1 · ## By the model · default · round 1 · \d+ ms · tool_calls$/);
+  assert.match(heads[1], /^#2 · ## By the model · default · round 2 · \d+ ms · stop$/);
+  await page.click('#rounds li:first-child summary.round-head');
+  const first = await page.textContent('#rounds li:first-child');
+  assert.match(first, /Tools offered \(1\): demo_weather/);
+  assert.match(first, /"name": "demo_weather"/);
+  assert.match(first, /"city": "Lisbon"/);
+  // The second round was sent the tool's answer.
+  await page.click('#rounds li:nth-child(2) summary.round-head');
+  assert.match(await page.textContent('#rounds li:nth-child(2) .round-messages'), /toolLight rain, 18 °C in Lisbon/);
+  await runExample('hello');
+  assert.equal(await page.textContent('#tokens'), 'default 35 in / 24 out');
+  assert.match(await page.textContent('#rounds .round-head'), /35 in \/ 24 out · stop$/);
+});
+
+test('the trace nests run › section › round › tool with times, filters by kind, and jumps to a section', async () => {
+  await runExample('tools');
+  await page.click('[data-tab="trace"]');
+  const round = page.locator('#trace li[data-kind="section"] li[data-kind="model"]').first();
+  assert.match(await round.locator('.trace-label').first().textContent(), /^round 1 · default$/);
+  assert.match(await round.locator('.trace-meta').first().textContent(), /^\+\d+ ms · \d+ ms/);
+  const inRound = await page.$$eval('#trace li[data-kind="model"] li[data-kind="tool"] > .trace-row .trace-label', (els) => els.map((el) => el.textContent));
+  assert.deepEqual(inRound, ['assistant_tool_calls', 'demo/weather']);
+  assert.equal(await page.locator('#trace li[data-kind="section"] > .trace-row button.trace-label', { hasText: '## By script' }).count(), 1);
+  // 19 engine events and the 3 model_delta events of the streamed reply.
+  assert.equal(await page.textContent('#event-count'), '22');
+  // Filters: no tools.
+  await page.uncheck('.trace-filters input[value="tool"]');
+  assert.equal(await page.locator('#trace li[data-kind="tool"]').count(), 0);
+  await page.check('.trace-filters input[value="tool"]');
+  assert.ok((await page.locator('#trace li[data-kind="tool"]').count()) >= 2);
+  // A section row puts the editor's cursor on its heading.
+  await page.click('#trace button.trace-label:text-is("## By the model")');
+  assert.equal(await page.textContent('.cm-activeLine'), '## By the model');
+});
+
+test('a long run keeps its last 2,000 events and says how many came before', async () => {
+  await setSource('# Many\n\n## Main\n\n```lua\nfor i = 1, 3000 do log("line " .. i) end\nreturn "ok"\n```\n');
+  await runAndWait();
+  await page.click('[data-tab="trace"]');
+  assert.match(await page.textContent('.trace-note'), /^The first 1,00\d events are not shown; these are the last 2,000\.$/);
+  const leaves = await page.$$eval('#trace li[data-kind="log"] .trace-meta', (els) => els.map((el) => el.textContent));
+  assert.match(leaves.at(-1), /line 3000$/);
+  assert.equal(await page.textContent('#event-count'), String(3000 + 6));
+});
+
+test('log lines and streamed text reach the Result pane while the run goes on', async () => {
   await page.click('[data-tab="result"]');
+  await setSource('---\nuses: [user-input]\n---\n# Stream\n\n## Main\n\nWrite a two-line poem about tides.\n\n```lua\nlocal poem = models.infer(prose)\nlog("Keep it?")\nreturn poem .. " / " .. input.ask()\n```\n');
+  await page.click('#run');
+  await page.waitForSelector('#ask:not([hidden])');
+  // The run is waiting for the answer: what it streamed and logged is already on screen.
+  assert.equal(await page.getAttribute('#output', 'data-state'), 'running');
+  const lines = await page.$$eval('#console li', (els) => els.map((el) => el.textContent));
+  assert.deepEqual(lines, ['## Main · default Tides, and a lamp left on in an empty room;\nI wrote it offline, but it rhymes in its way.', '## Main Keep it?']);
+  assert.equal(await page.textContent('#ask-question'), 'Keep it?');
+  await page.fill('#ask-input', 'yes');
+  await page.press('#ask-input', 'Enter');
+  await page.waitForSelector('#run:not([disabled])');
+  assert.match(await page.textContent('#output'), / \/ yes$/);
+});
+
+test('input.ask shows the question and the section asking; the answers reach the run', async () => {
   await pick('ask');
   await page.click('#run');
   await page.waitForSelector('#ask:not([hidden])');
+  assert.equal(await page.textContent('#ask-from'), '## Main asks:');
+  assert.equal(await page.textContent('#ask-question'), 'What is your name?');
   await page.fill('#ask-input', 'Ada');
   await page.press('#ask-input', 'Enter');
-  await page.waitForSelector('#ask:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('#ask-question').textContent.startsWith('Hello Ada'));
+  assert.equal(await page.textContent('#ask-question'), 'Hello Ada. Your favourite colour?');
   await page.fill('#ask-input', 'green');
   await page.click('#ask button[type="submit"]');
   await page.waitForSelector('#run:not([disabled])');
   assert.equal(await page.textContent('#output'), 'Hello Ada, green it is.');
 });
 
-test('cancel (Esc) stops an endless loop while the page stays responsive', async (t) => {
+test('long-loop runs until Cancel (Esc), and the page stays responsive', async (t) => {
   await pick('long-loop');
+  // The example opens with an instruction budget past what anyone waits for.
+  assert.equal(await page.inputValue('#limit-instructions'), '1000000000000');
   await page.evaluate(() => {
     window.longTasks = [];
     new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(Math.round(e.duration)); })
       .observe({ type: 'longtask' });
   });
-  // Past the default instruction budget, so only the cancel can end it.
-  await page.click('details.limits summary');
-  await page.fill('#limit-instructions', '1000000000000');
   await page.click('#run');
   await page.waitForSelector('#output[data-state="running"]');
-  // The page answers while the worker loops: typing into the arguments field works.
+  await page.waitForTimeout(1500);
+  assert.equal(await page.getAttribute('#output', 'data-state'), 'running', 'the loop ended by itself');
   await page.fill('#args', 'typed while running');
   assert.equal(await page.inputValue('#args'), 'typed while running');
-  assert.equal(await page.getAttribute('#output', 'data-state'), 'running');
   await page.keyboard.press('Escape');
   await page.waitForSelector('#run:not([disabled])');
   assert.equal(await page.getAttribute('#output', 'data-state'), 'error');
   assert.match(await page.textContent('#output'), /^Cancelled: /);
-  await page.fill('#limit-instructions', '');
-  await page.click('details.limits summary');
   t.diagnostic(`main-thread long tasks during the loop: ${JSON.stringify(await page.evaluate(() => window.longTasks))}`);
 });
 
-test('the store example leaves files the Files tab lists, and they persist across a reload', async () => {
+test('a prose-only prompt says why it has no result', async () => {
+  await setSource('# Prose\n\n## Main\n\nJust a paragraph, no block.\n');
+  const out = await runAndWait();
+  assert.equal(out.state, 'empty');
+  assert.match(out.text, /^The run finished without a result: no ```lua block returned a value\./);
+  assert.match(await page.textContent('#status'), /^done in \d+ ms/);
+});
+
+test('a form error or an example switch clears the previous run from the screen', async () => {
+  await runExample('tools');
+  await page.click('details.model summary');
+  await page.check('input[name="model"][value="openai"]');
+  await page.fill('#base-url', '');
+  await page.click('#run');
+  await page.waitForSelector('#output[data-state="error"]');
+  assert.match(await page.textContent('#output'), /^enter the endpoint's base URL/);
+  assert.equal(await page.textContent('#status'), 'not run: fix the settings above');
+  assert.equal(await page.textContent('#round-count'), '');
+  assert.equal(await page.textContent('#event-count'), '');
+  await page.check('input[name="model"][value="demo"]');
+  await page.click('details.model summary');
+  await runExample('tools');
+  await pick('hello');
+  assert.equal(await page.getAttribute('#output', 'data-state'), 'ready');
+  assert.equal(await page.textContent('#tokens'), '');
+  assert.equal(await page.textContent('#event-count'), '');
+  assert.doesNotMatch(await page.textContent('#status'), /done in/);
+});
+
+test('an error in a called section is placed there, and its marked line says why on hover', async () => {
+  await page.click('[data-tab="result"]');
+  await setSource('# Oops\n\n## Main\n\n```lua\nreturn call("## Helper")\n```\n\n## Helper\n\n```lua\nlocal x = 1\nerror("boom")\n```\n');
+  await runAndWait();
+  assert.equal(await page.textContent('#output'), 'Lua: ## Helper:13: boom');
+  assert.match(await page.textContent('#error-info'), /^At ## Helper, line 13\./);
+  assert.equal(await page.$$eval('.cm-mark-line', (els) => els.map((el) => el.textContent).join('|')), 'error("boom")');
+  assert.equal(await page.getAttribute('.cm-mark-line', 'title'), 'Lua: ## Helper:13: boom');
+  await page.hover('.cm-mark-line', { position: { x: 12, y: 6 } });
+  await page.waitForSelector('.cm-mark-tooltip');
+  assert.equal(await page.textContent('.cm-mark-tooltip'), 'Lua: ## Helper:13: boom');
+});
+
+test('diagnostics mark the editor and list under the result (the seam for a checker)', async () => {
+  await setSource('# D\n\n## Main\n\n```lua\nreturn x\n```\n');
+  await page.evaluate(() => window.playground.showDiagnostics([
+    { severity: 'warning', kind: 'undefined_global', message: "global 'x' is never set", line: 6, column: 8, section: '## Main' },
+  ]));
+  assert.equal(await page.textContent('.cm-mark-line.cm-mark-warning'), 'return x');
+  assert.equal(await page.textContent('#diagnostics li'), "## Main, line 6:8 warning: global 'x' is never set");
+  await page.evaluate(() => window.playground.showDiagnostics([]));
+  assert.equal(await page.locator('.cm-mark-line').count(), 0);
+});
+
+test('the store example shows its files and what the run changed, line by line', async () => {
   const out = await runExample('store');
   assert.equal(out.state, 'done');
   assert.match(out.text, /^run number \d+; files: playground\/log\.md, playground\/runs\.txt/);
   await page.click('[data-tab="files"]');
   await page.waitForSelector('#files li');
   assert.deepEqual(await page.$$eval('#files .path', (els) => els.map((el) => el.textContent)), ['playground/log.md', 'playground/runs.txt']);
-  const before = Number(/^run number (\d+)/.exec(out.text)[1]);
+  const n = Number(/^run number (\d+)/.exec(out.text)[1]);
+  await runExample('store');
+  await page.click('[data-tab="files"]');
+  assert.deepEqual(await page.$$eval('.change summary', (els) => els.map((el) => el.textContent)), ['changed playground/log.md', 'changed playground/runs.txt']);
+  assert.deepEqual(await page.$$eval('.change:last-child .diff span', (els) => els.map((el) => el.textContent)), [`- ${n}\n`, `+ ${n + 1}\n`]);
   await page.reload();
   await page.waitForSelector('#output[data-state="ready"]');
+  await page.waitForFunction(() => window.playground.editorReady);
   const again = await runExample('store');
-  assert.match(again.text, new RegExp(`^run number ${before + 1};`));
+  assert.match(again.text, new RegExp(`^run number ${n + 2};`));
 });
 
-test('an error shows its kind and location and marks the line in the editor', async () => {
+test('the editor completes and explains Engine globals from docs/reference.md, and has a help sheet', async () => {
   await page.click('[data-tab="result"]');
-  await page.evaluate(() => window.playground.setSource('# Oops\n\n## Main\n\n```lua\nlocal x = 1\nerror("boom")\n```\n'));
-  await page.click('#run');
-  await page.waitForSelector('#run:not([disabled])');
-  assert.equal(await page.textContent('#output'), 'Lua: ## Main:7: boom');
-  assert.match(await page.textContent('#error-info'), /^At ## Main, line 7\./);
-  assert.equal(await page.$$eval('.cm-error-line', (els) => els.map((el) => el.textContent).join('|')), 'error("boom")');
+  await setSource('# Help\n\n## Main\n\n```lua\nstore.wri\n```\n');
+  await page.click('.cm-line:text-is("store.wri")');
+  await page.keyboard.press('End');
+  await page.keyboard.press('Control+Space');
+  await page.waitForSelector('.cm-tooltip-autocomplete');
+  const options = await page.$$eval('.cm-tooltip-autocomplete li', (els) => els.map((el) => el.textContent));
+  assert.ok(options.some((o) => o.startsWith('write')), options.join(', '));
+  await page.keyboard.press('Escape');
+  await setSource('# Help\n\n## Main\n\n```lua\nstore.write("a", "b")\n```\n');
+  const box = await page.locator('.cm-line:has-text("store.write")').boundingBox();
+  // Over `write`: the hover names the whole dotted name.
+  await page.mouse.move(box.x + 60, box.y + box.height / 2);
+  await page.waitForSelector('.cm-help-tooltip');
+  assert.match(await page.textContent('.cm-help-tooltip'), /^store\.write\(path, contents\)Creates or replaces the file with contents/);
+  await page.click('#help-open');
+  await page.waitForSelector('#help-reference dt');
+  await page.fill('#help-filter', 'models.loop');
+  const listed = await page.$$eval('#help-reference dt', (els) => els.map((el) => el.textContent));
+  await page.click('#help .close');
+  await page.waitForSelector('#help', { state: 'hidden' });
+  assert.deepEqual(listed, ['models.loop()']);
 });
 
-test('a shared link restores the prompt, its arguments and seed', async () => {
+test('dark mode follows the system', async () => {
+  const other = await browser.context.newPage();
+  await other.emulateMedia({ colorScheme: 'dark' });
+  await other.goto(`${site.url}/`);
+  await other.waitForSelector('#editor .cm-editor');
+  const colours = await other.evaluate(() => [getComputedStyle(document.documentElement).backgroundColor, getComputedStyle(document.querySelector('.cm-editor')).backgroundColor]);
+  assert.deepEqual(colours, ['rgb(15, 18, 22)', 'rgb(22, 26, 32)']);
+  await other.close();
+});
+
+test('work is kept: picking an example asks first, and (your prompt) brings the edits back', async () => {
+  await setSource('# Mine\n\n## Main\n\n```lua\nreturn "mine"\n```\n');
+  const value = await page.$eval('#example', (select) => [...select.options].find((o) => o.textContent.startsWith('hello:')).value);
+  const asked = onDialog(false);
+  await page.selectOption('#example', value);
+  assert.match(await asked, /in place of your prompt/);
+  assert.equal(await page.evaluate(() => window.playground.source), '# Mine\n\n## Main\n\n```lua\nreturn "mine"\n```\n');
+  await pick('hello');
+  assert.match(await page.evaluate(() => window.playground.source), /^---\nname: hello/);
+  await page.selectOption('#example', 'draft');
+  assert.equal(await page.evaluate(() => window.playground.source), '# Mine\n\n## Main\n\n```lua\nreturn "mine"\n```\n');
+});
+
+test('work is kept: a prompt saved by name is listed after a reload and opens again', async () => {
+  const named = onDialog(true, 'My mine');
+  await page.click('#save');
+  await named;
+  await page.waitForFunction(() => [...document.querySelectorAll('#example option')].some((o) => o.value === 'saved:My mine'));
+  await page.reload();
+  await page.waitForSelector('#output[data-state="ready"]');
+  await page.waitForFunction(() => window.playground.editorReady);
+  await pick('hello');
+  await page.selectOption('#example', 'saved:My mine');
+  await page.waitForFunction(() => window.playground.source.includes('return "mine"'));
+  assert.equal(await page.isHidden('#delete-saved'), false);
+});
+
+test('work is kept: Share copies a link and leaves the address bar; the link opens the prompt and a reload keeps it', async () => {
+  await setSource('# Mine again\n\n## Main\n\n```lua\nreturn "draft"\n```\n');
+  const draft = await page.evaluate(() => window.playground.source);
   await page.evaluate(() => window.playground.setSource('# Shared\n\n## Main\n\n```lua\nreturn "shared " .. args\n```\n'));
   await page.fill('#args', 'link');
   await page.fill('#seed', '42');
   await page.click('#share');
-  await page.waitForFunction(() => location.hash.startsWith('#z='));
-  const link = await page.evaluate(() => location.href);
+  await page.waitForFunction(() => document.querySelector('#share-link').value.includes('#z='));
+  const link = await page.inputValue('#share-link');
+  assert.equal(await page.evaluate(() => location.hash), '');
+  // Back to the draft before the link is opened in this browser.
+  await page.evaluate((d) => window.playground.setSource(d), draft);
+  await page.fill('#args', '');
+  await page.fill('#seed', '');
   const other = await browser.context.newPage();
   await other.goto(link);
   await other.waitForSelector('#output[data-state="ready"]');
+  assert.equal(await other.evaluate(() => location.hash), '');
   assert.equal(await other.evaluate(() => window.playground.source), '# Shared\n\n## Main\n\n```lua\nreturn "shared " .. args\n```\n');
   assert.equal(await other.inputValue('#args'), 'link');
   assert.equal(await other.inputValue('#seed'), '42');
   await other.click('#run');
   await other.waitForSelector('#output[data-state="done"]');
   assert.equal(await other.textContent('#output'), 'shared link');
+  // A reload shows the shared prompt again, and the draft was never replaced by it.
+  await other.reload();
+  await other.waitForSelector('#output[data-state="ready"]');
+  assert.equal(await other.evaluate(() => window.playground.source), '# Shared\n\n## Main\n\n```lua\nreturn "shared " .. args\n```\n');
+  await other.selectOption('#example', 'draft');
+  assert.equal(await other.evaluate(() => window.playground.source), draft);
   await other.close();
+});
+
+test('an MCP server connected by URL lends its tools to the run', { timeout: 90_000 }, async () => {
+  const mcp = await startHttpServer();
+  try {
+    await page.click('details.packs summary');
+    await page.fill('#mcp-url', mcp.url);
+    await page.check('#mcp-trusted');
+    await page.click('#mcp-form button[type="submit"]');
+    await page.waitForSelector('#mcp-list li', { timeout: 30_000 });
+    assert.match(await page.textContent('#mcp-list li'), /^mcp\/everything \(\d+ tools\)/);
+    await setSource("---\nuses: [mcp/everything]\n---\n# MCP\n\n## Main\n\n```lua\nreturn tools.call('everything/echo', { message = 'from the playground' })\n```\n");
+    const out = await runAndWait();
+    assert.deepEqual(out, { state: 'done', text: 'Echo: from the playground' });
+    await page.click('#mcp-list button');
+    assert.equal(await page.locator('#mcp-list li').count(), 0);
+  } finally {
+    await mcp.close();
+  }
   assert.deepEqual(errors, []);
 });

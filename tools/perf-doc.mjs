@@ -8,8 +8,9 @@
 // marker in the doc, a results file or figure that is missing, and (unless --allow-quick) results
 // of a --quick run.
 //
-//   node tools/perf-doc.mjs [--results DIR] [--doc FILE] [--out FILE] [--allow-quick] [--allow-missing]
-// (--allow-missing, for smoke runs that skipped suites: a block without results says so instead.)
+//   node tools/perf-doc.mjs [--results DIR] [--doc FILE] [--out FILE] [--allow-quick] [--allow-missing] [--only ID,ID]
+// (--allow-missing, for smoke runs that skipped suites: a block without results says so instead;
+// --only: regenerate just these blocks, after running just their suites.)
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -282,6 +283,15 @@ export const BLOCKS = {
       `\n\n${a.runs} interleaved samples after one warm-up, each on a fresh database; headless Chromium ${a.chromium}.`;
   },
 
+  'playground-load'(src) {
+    const f = (id) => src.fig(`playground-load.${id}`);
+    const first = f('first');
+    return table(['first visit (empty cache), navigation start to', 'min', 'median', 'max', 'goal', 'status'], [
+      ['engine ready (Run enabled)', `${num(f('ready').min)} ms`, `${num(f('ready').median)} ms`, `${num(f('ready').max)} ms`, '—', '—'],
+      ['first result of `hello`', `${num(first.min)} ms`, `${num(first.median)} ms`, `${num(first.max)} ms`, first.goal.text, status(first)],
+    ]) + `\n\n${first.runs} first visits, each in a fresh browser context; ${int(f('bytes').value)} bytes on the wire until the first result (the most of any visit).`;
+  },
+
   playground(src) {
     const f = (id) => src.fig(`browser-store.${id}`);
     return table(['navigation start to', 'first load', 'later loads, median (min–max)'], [
@@ -313,7 +323,7 @@ const ANY = /<!-- (\/?)bench:([^ ]*) -->/g;
  * Replaces every generated block of `doc`. Throws on an unknown, unclosed, nested or stray marker,
  * on a known block missing from the doc, and on missing or quick results.
  */
-export function renderDoc(doc, results, { allowQuick = false, allowMissing = false, blocks = BLOCKS } = {}) {
+export function renderDoc(doc, results, { allowQuick = false, allowMissing = false, blocks = BLOCKS, only = null } = {}) {
   // Check the marker structure first: open, close, open, close... with matching names.
   let open = null;
   for (const m of doc.matchAll(ANY)) {
@@ -332,7 +342,9 @@ export function renderDoc(doc, results, { allowQuick = false, allowMissing = fal
   const absent = Object.keys(blocks).filter((id) => !seen.has(id));
   if (absent.length) throw new Error(`the doc has no marker for: ${absent.join(', ')}`);
 
-  return doc.replace(/<!-- bench:([A-Za-z0-9_-]+) -->[\s\S]*?<!-- \/bench:\1 -->/g, (_, id) => {
+  return doc.replace(/<!-- bench:([A-Za-z0-9_-]+) -->[\s\S]*?<!-- \/bench:\1 -->/g, (whole, id) => {
+    // --only: the other blocks stay as they are (their suites were not run this time).
+    if (only && !only.includes(id)) return whole;
     const src = new Source(results, allowQuick);
     let body;
     try {
@@ -358,6 +370,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const text = renderDoc(readFileSync(docPath, 'utf8'), results, {
     allowQuick: args.includes('--allow-quick'),
     allowMissing: args.includes('--allow-missing'),
+    only: args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : null,
   });
   writeFileSync(out, text);
   console.log(`written: ${out}`);

@@ -12,6 +12,8 @@ const site = await serve(ROOT);
 const profile = tempProfile();
 const browser = await launchChromium(profile.dir);
 const { page } = browser;
+// Opening an example over edits asks first: the pictures always say yes.
+page.on('dialog', (dialog) => dialog.accept());
 const shot = (name) => page.screenshot({ path: join(ROOT, 'docs', `playground-${name}.png`) });
 
 async function runExample(name) {
@@ -26,15 +28,21 @@ try {
   await page.setViewportSize({ width: 1280, height: 820 });
   await page.goto(`${site.url}/`);
   await page.waitForSelector('#output[data-state="ready"]');
+  await page.waitForFunction(() => window.playground.editorReady);
   await runExample('tools');
   await shot('result');
-  await page.click('[data-tab="events"]');
-  await page.$$eval('#events details', (els) => els.slice(4, 5).forEach((d) => { d.open = true; }));
+  await page.click('[data-tab="trace"]');
   await shot('events');
+  await page.click('[data-tab="rounds"]');
+  await page.click('#rounds li:first-child summary.round-head');
+  await shot('rounds');
   await runExample('store');
   await page.click('[data-tab="files"]');
   await page.waitForSelector('#files li');
-  await page.click('#files .path');
+  await runExample('store');
+  await page.click('[data-tab="files"]');
+  await page.waitForSelector('.change');
+  await page.$$eval('.change', (els) => els.forEach((d) => { d.open = true; }));
   await shot('files');
   await page.click('[data-tab="result"]');
   await page.evaluate(() => window.playground.setSource('# Oops\n\n## Main\n\n```lua\nlocal items = { 1, 2, 3 }\nreturn "total: " .. items\n```\n'));
@@ -44,7 +52,7 @@ try {
   await page.setViewportSize({ width: 390, height: 844 });
   await runExample('hello');
   await page.screenshot({ path: join(ROOT, 'docs', 'playground-mobile.png'), fullPage: true });
-  console.log('docs/playground-{result,events,files,error,mobile}.png written');
+  console.log('docs/playground-{result,events,rounds,files,error,mobile}.png written');
 } finally {
   await browser.close();
   profile.remove();

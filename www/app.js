@@ -1,94 +1,235 @@
-// The Runvil playground: the engine runs in a Web Worker (runvil/worker), the page keeps the editor,
-// the models, the demo Pack, input.ask, the events timeline and the IndexedDB file browser.
-import { createEngine, indexedDbStore, userInputPack, openAIChatModel, version } from './pkg/worker-client.js';
-import { createEditor } from './editor.js';
+// The Runvil playground: the engine runs in a Web Worker (engine-worker.js, the package's
+// worker.js bundled), the page keeps the editor, the models, the demo Pack, input.ask, the run's
+// views (console, rounds, trace, files) and the prompt library. Bundled by tools/build-site.mjs
+// into site/app.js with only the page's part of the package (the engine graph stays in the worker).
+import { createEngine } from '../pkg/worker-client.js';
+import { indexedDbStore } from '../pkg/stores/idb.js';
+import { userInputPack } from '../pkg/packs/reference.js';
+import { version } from '../pkg/version.js';
+import { createEditorShell } from './editor-shell.js';
 import { demoModel, demoPack } from './demo.js';
+import { shareLink, fromLink } from './share.js';
+import { readDraft, writeDraft, samePrompt, savedPrompts, savedPrompt, savePrompt, deleteSavedPrompt, titleOf } from './library.js';
+import { createRecorder, tokenSummary } from './recorder.js';
+import { createTrace } from './trace.js';
+import { createConsole, renderRounds } from './views.js';
+import { snapshot, changes } from './diff.js';
 import examples from './examples.js';
 
-const $ = (id) => document.getElementById(id);
-const STORE_NAME = 'playground';
-const SETTINGS_KEY = 'runvil.playground.openai';
-const DRAFT_KEY = 'runvil.playground.draft';
-const MAX_EVENTS_SHOWN = 2000;
+// ---- start the engine first: the worker and the wasm load while the rest of the page does ----
+
+const WASM_URL = new URL('./pkg/runvil_bg.wasm', location.href);
+
+/** The compiled module, streamed as it downloads (index.html preloads the same URL). */
+async function compileWasm() {
+  const response = await fetch(WASM_URL);
+  if (!response.ok) throw new Error(`fetching ${WASM_URL.pathname} failed: ${response.status}`);
+  if (response.headers.get('content-type')?.startsWith('application/wasm')) return WebAssembly.compileStreaming(response);
+  // A host that serves it without application/wasm: compiled whole (the package checks the bytes).
+  return new Uint8Array(await response.arrayBuffer());
+}
+const wasmReady = compileWasm();
+
+/** The worker starts now; its first messages wait here until createEngine listens. */
+const worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module', name: 'runvil engine' });
+const early = [];
+const hold = (event) => early.push(event);
+worker.addEventListener('message', hold);
+
+async function startEngine() {
+  const wasm = await wasmReady;
+  const starting = createEngine({ worker, wasm });
+  // createEngine attached its listener synchronously: hand it what arrived before.
+  worker.removeEventListener('message', hold);
+  for (const event of early.splice(0)) worker.dispatchEvent(new MessageEvent('message', { data: event.data }));
+  return starting;
+}
+const engineReady = startEngine();
+const storeReady = indexedDbStore('playground');
 
 // ---- state --------------------------------------------------------------------------------
 
+const $ = (id) => document.getElementById(id);
+const SETTINGS_KEY = 'runvil.playground.openai';
+const OPEN_KEY = 'runvil.playground.open';
+
 let engine = null;
 let store = null;
-let running = null; // { controller } while a run is in flight
-let pendingAsk = null; // { resolve, reject } while input.ask waits
+let running = null; // { controller, recorder } while a run is in flight
+let pendingAsk = null; // { resolve } while input.ask waits
+let firstResult = true;
+const mcpServers = []; // { url, pack, client }
 
-// ---- editor and examples --------------------------------------------------------------------
+/** What the editor shows: { kind: 'draft' | 'example' | 'saved' | 'shared', name, prompt } (prompt: as loaded). */
+let opened = { kind: 'draft', name: '', prompt: null };
 
-const editor = createEditor($('editor'), {
+// ---- editor -------------------------------------------------------------------------------
+
+const editor = createEditorShell($('editor'), {
   doc: '',
   onRun: () => run(),
   onCancel: () => cancel(),
-  onChange: () => saveDraft(),
+  onChange: () => edited(),
 });
+const richEditor = () => import('./editor-src.js');
 
-for (const [i, example] of examples.entries()) {
-  const option = document.createElement('option');
-  option.value = String(i);
-  option.textContent = `${example.name}: ${example.description}`;
-  $('example').append(option);
+function current() {
+  return { source: editor.value, args: $('args').value, seed: $('seed').value };
 }
-$('example').addEventListener('change', () => {
-  const example = examples[Number($('example').value)];
-  if (!example) return;
-  editor.value = example.source;
-  $('args').value = example.args ?? '';
-  editor.markError(null);
-  saveDraft();
-});
 
-function saveDraft() {
+/** True when the editor holds text that lives nowhere but the draft. */
+function unsavedEdits() {
+  return opened.kind === 'draft' && !samePrompt(current(), opened.prompt);
+}
+
+/**
+ * An edit. Editing a prompt that is not the draft makes it the draft; the draft it replaces is
+ * saved by name first when it is kept nowhere else, so no edit is ever lost.
+ */
+function edited() {
+  if (loading) return;
+  const now = current();
+  if (opened.kind !== 'draft') {
+    if (samePrompt(now, opened.prompt)) return;
+    keepDraft(readDraft(), now);
+    opened = { kind: 'draft', name: '', prompt: null };
+  }
+  if (!writeDraft(now)) setStatus('this browser does not keep the draft (storage is full or blocked): save it by name or share it');
+  rememberOpen();
+  refreshLibrary();
+}
+
+/** Saves `old` (the draft an edit is about to replace) by name, unless it is kept already. */
+async function keepDraft(old, now) {
+  if (!old?.source.trim() || samePrompt(old, now) || (await isSaved(old))) return;
+  const name = `${titleOf(old.source)} (kept ${new Date().toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'short' })})`;
   try {
-    localStorage.setItem(DRAFT_KEY, JSON.stringify({ source: editor.value, args: $('args').value, seed: $('seed').value }));
-  } catch { /* storage full or blocked: drafts are a convenience */ }
+    await savePrompt(name, old);
+    setStatus(`your previous prompt was saved as “${name}”`);
+    refreshLibrary();
+  } catch { /* IndexedDB refused: the draft slot is all there is */ }
 }
-$('args').addEventListener('input', saveDraft);
-$('seed').addEventListener('input', saveDraft);
+$('args').addEventListener('input', () => edited());
+$('seed').addEventListener('input', () => edited());
 
-// ---- sharing by URL -----------------------------------------------------------------------
-
-function toBase64Url(bytes) {
-  let text = '';
-  for (const b of bytes) text += String.fromCharCode(b);
-  return btoa(text).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
-function fromBase64Url(text) {
-  const raw = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
-  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+async function isSaved(prompt) {
+  try {
+    return (await savedPrompts()).some((p) => samePrompt(p, prompt));
+  } catch {
+    return false;
+  }
 }
 
-async function transform(bytes, stream) {
-  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(stream)).arrayBuffer());
+/** True while load() fills the editor: that is not an edit. */
+let loading = false;
+
+function load(kind, name, prompt) {
+  loading = true;
+  try {
+    editor.value = prompt.source;
+  } finally {
+    loading = false;
+  }
+  $('args').value = prompt.args ?? '';
+  $('seed').value = prompt.seed ?? '';
+  opened = { kind, name, prompt: { source: prompt.source, args: prompt.args ?? '', seed: prompt.seed ?? '' } };
+  if (kind === 'example') applyLimits(prompt.limits ?? {});
+  rememberOpen();
+  resetRunViews();
+  refreshLibrary();
 }
 
-/** `#z=` deflate-raw + base64url of the JSON { source, args, seed }. */
-async function shareLink() {
-  const json = new TextEncoder().encode(JSON.stringify({ source: editor.value, args: $('args').value, seed: $('seed').value }));
-  const packed = await transform(json, new CompressionStream('deflate-raw'));
-  return `${location.origin}${location.pathname}#z=${toBase64Url(packed)}`;
+/** What is open survives a reload of the tab (sessionStorage), so a shared prompt is not lost to one. */
+function rememberOpen() {
+  try {
+    sessionStorage.setItem(OPEN_KEY, JSON.stringify(opened.kind === 'draft' ? { kind: 'draft' } : opened));
+  } catch { /* not kept: a reload opens the draft */ }
 }
 
-async function fromLink(hash) {
-  const m = /^#z=([A-Za-z0-9_-]+)$/.exec(hash);
-  if (!m) return null;
-  const json = await transform(fromBase64Url(m[1]), new DecompressionStream('deflate-raw'));
-  return JSON.parse(new TextDecoder().decode(json));
+// ---- the prompt library: your prompt, saved prompts, examples --------------------------------
+
+async function refreshLibrary() {
+  $('delete-saved').hidden = opened.kind !== 'saved';
+  const select = $('example');
+  const draft = readDraft();
+  let saved = [];
+  try {
+    saved = await savedPrompts();
+  } catch { /* no IndexedDB: no saved prompts */ }
+  const option = (value, text) => Object.assign(document.createElement('option'), { value, textContent: text });
+  const options = [option('draft', draft ? `(your prompt) ${titleOf(draft.source)}` : '(your prompt)')];
+  if (saved.length) {
+    const group = document.createElement('optgroup');
+    group.label = 'Saved in this browser';
+    group.append(...saved.map((p) => option(`saved:${p.name}`, p.name)));
+    options.push(group);
+  }
+  const group = document.createElement('optgroup');
+  group.label = 'Examples';
+  group.append(...examples.map((example, i) => option(`example:${i}`, `${example.name}: ${example.description}`)));
+  options.push(group);
+  select.replaceChildren(...options);
+  select.value = opened.kind === 'draft' ? 'draft' : opened.kind === 'saved' ? `saved:${opened.name}` : opened.kind === 'example' ? `example:${examples.findIndex((e) => e.name === opened.name)}` : 'draft';
+  if (opened.kind === 'shared') select.selectedIndex = -1;
 }
+
+$('example').addEventListener('change', async () => {
+  const value = $('example').value;
+  let next;
+  if (value === 'draft') next = { kind: 'draft', name: '', prompt: readDraft() ?? { source: '', args: '', seed: '' } };
+  else if (value.startsWith('saved:')) next = { kind: 'saved', name: value.slice(6), prompt: await savedPrompt(value.slice(6)) };
+  else {
+    const example = examples[Number(value.slice(8))];
+    next = example && { kind: 'example', name: example.name, prompt: example };
+  }
+  if (!next?.prompt) return refreshLibrary();
+  if (unsavedEdits() && next.kind !== 'draft') {
+    const label = next.kind === 'example' ? `the example “${next.name}”` : `“${next.name}”`;
+    if (!confirm(`Open ${label} in place of your prompt?\n\nYour prompt stays under “(your prompt)” in this list; it is saved by name before anything else replaces it.`)) {
+      return refreshLibrary();
+    }
+  }
+  load(next.kind, next.name, next.prompt);
+  setStatus(next.kind === 'draft' ? 'your prompt' : `opened ${next.kind === 'example' ? 'the example' : ''} ${next.name}`.replace(/\s+/g, ' '));
+});
+
+$('save').addEventListener('click', async () => {
+  const suggested = opened.kind === 'saved' ? opened.name : titleOf(editor.value);
+  const name = prompt('Save this prompt in this browser as:', suggested);
+  if (name === null) return;
+  try {
+    const clean = await savePrompt(name, current());
+    opened = { kind: 'saved', name: clean, prompt: current() };
+    rememberOpen();
+    await refreshLibrary();
+    setStatus(`saved as “${clean}”`);
+  } catch (error) {
+    setStatus(`not saved: ${error.message}`);
+  }
+});
+
+$('delete-saved').addEventListener('click', async () => {
+  if (opened.kind !== 'saved' || !confirm(`Delete the saved prompt “${opened.name}”? The editor keeps its text as your prompt.`)) return;
+  await deleteSavedPrompt(opened.name);
+  writeDraft(current());
+  opened = { kind: 'draft', name: '', prompt: current() };
+  rememberOpen();
+  refreshLibrary();
+});
+
+// ---- sharing: the link is copied, never left in the address bar -----------------------------
 
 $('share').addEventListener('click', async () => {
-  const link = await shareLink();
-  history.replaceState(null, '', link);
+  const link = await shareLink(current());
+  const field = $('share-link');
+  field.value = link;
+  field.hidden = false;
+  field.select();
   try {
     await navigator.clipboard.writeText(link);
-    setStatus('link copied to the clipboard');
+    setStatus('share link copied to the clipboard');
   } catch {
-    setStatus('the link is in the address bar');
+    setStatus('share link: copy it from the field beside Share');
   }
 });
 
@@ -121,14 +262,25 @@ function showModel() {
 }
 for (const el of document.querySelectorAll('input[name="model"], #base-url, #api-key, #model-id')) el.addEventListener('input', showModel);
 
-/** The run's models: every role goes to the chosen model. */
-function models() {
-  if (modelChoice() !== 'openai') return () => demoModel;
-  const baseURL = $('base-url').value.trim();
-  const model = $('model-id').value.trim();
-  if (!baseURL || !model) throw new Error('enter the endpoint\'s base URL and model name (Model settings), or pick the demo model');
-  const fn = openAIChatModel({ baseURL, apiKey: $('api-key').value || undefined, model, stream: true });
-  return () => fn;
+/** The run's models: every role goes to the chosen model, through the round recorder. */
+async function models(recorder) {
+  let fn = demoModel;
+  if (modelChoice() === 'openai') {
+    const baseURL = $('base-url').value.trim();
+    const model = $('model-id').value.trim();
+    if (!baseURL || !model) throw new Error('enter the endpoint\'s base URL and model name (Model settings), or pick the demo model');
+    // The adapter is loaded only when it is used.
+    const { openAIChatModel } = await import('../pkg/models/openai.js');
+    fn = openAIChatModel({ baseURL, apiKey: $('api-key').value || undefined, model, stream: true });
+  }
+  return (role) => recorder.wrap(role, fn);
+}
+
+const LIMIT_FIELDS = { instructions: 'limit-instructions', memoryMiB: 'limit-memory', maxToolIterations: 'limit-tools' };
+
+function applyLimits(limits) {
+  for (const [key, id] of Object.entries(LIMIT_FIELDS)) $(id).value = limits[key] ?? '';
+  $('limits').open = Object.keys(limits).length > 0;
 }
 
 function positive(id, scale = 1) {
@@ -149,11 +301,82 @@ function limits() {
   return out;
 }
 
+// ---- MCP servers: their tools join the run as Packs ---------------------------------------
+
+$('mcp-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const url = $('mcp-url').value.trim();
+  if (!url) return;
+  $('mcp-status').textContent = `connecting to ${url}…`;
+  try {
+    const { connectMcp } = await import('./mcp.js');
+    const server = await connectMcp(url, { trusted: $('mcp-trusted').checked });
+    mcpServers.push({ url, ...server });
+    $('mcp-url').value = '';
+    $('mcp-status').textContent = '';
+    showMcp();
+  } catch (error) {
+    $('mcp-status').textContent = `could not connect: ${error.message}`;
+  }
+});
+
+function showMcp() {
+  const list = $('mcp-list');
+  list.replaceChildren();
+  for (const server of mcpServers) {
+    const li = document.createElement('li');
+    li.append(`${server.pack.name} (${server.pack.tools.length} tools) · ${server.url} `);
+    const off = document.createElement('button');
+    off.type = 'button';
+    off.textContent = 'Disconnect';
+    off.addEventListener('click', async () => {
+      mcpServers.splice(mcpServers.indexOf(server), 1);
+      await server.close?.();
+      showMcp();
+    });
+    li.append(off);
+    list.append(li);
+  }
+  $('mcp-count').textContent = mcpServers.length ? ` · ${mcpServers.length} MCP` : '';
+}
+
 // ---- input.ask in the page ----------------------------------------------------------------
+
+let lastLog = new Map(); // section -> the latest log line since its last question
+
+/** The question to show: the section's latest log line, else the model's words, else its prose. */
+function questionFor(ctx) {
+  const section = ctx?.section ?? '';
+  if (lastLog.has(section)) return lastLog.get(section);
+  if (ctx?.caller === 'model') {
+    const round = running?.recorder.rounds.filter((r) => r.section === section).at(-1);
+    const text = round?.reply?.content || round?.streamed;
+    if (text) return text;
+  }
+  return proseOf(section);
+}
+
+/** The prose of the section named `name`: its lines before the first fence, without the heading. */
+function proseOf(name) {
+  const lines = editor.value.split('\n');
+  const at = lines.findIndex((l) => new RegExp(`^#{1,6}\\s+${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`).test(l));
+  if (at < 0) return '';
+  const prose = [];
+  for (const l of lines.slice(at + 1)) {
+    if (/^(#{1,6}\s|\s*```)/.test(l)) break;
+    prose.push(l);
+  }
+  return prose.join('\n').trim();
+}
 
 function askInPage(ctx) {
   return new Promise((resolve, reject) => {
-    pendingAsk = { resolve, reject };
+    pendingAsk = { resolve };
+    const question = questionFor(ctx);
+    lastLog.delete(ctx?.section ?? '');
+    $('ask-from').textContent = `${ctx?.section ? `## ${ctx.section}` : 'The prompt'} asks${ctx?.caller === 'model' ? ' (the model called user-input/ask)' : ''}:`;
+    $('ask-question').textContent = question || '(no question given: the prompt calls input.ask() without a log line or prose before it)';
+    $('ask-question').dataset.empty = question ? 'no' : 'yes';
     $('ask').hidden = false;
     $('ask-input').value = '';
     $('ask-input').focus();
@@ -179,89 +402,52 @@ $('ask').addEventListener('submit', (event) => {
   answer.resolve($('ask-input').value);
 });
 
-// ---- the events timeline ------------------------------------------------------------------
+// ---- the run's views ----------------------------------------------------------------------
 
-let eventCount = 0;
-let queued = [];
-let frame = 0;
+const runConsole = createConsole($('console'));
+const trace = createTrace($('trace-panel'), { onJump: (heading) => jumpToHeading(heading) });
+let roundsFrame = 0;
 
-function kindOf(name) {
-  if (name.startsWith('section_') || name.startsWith('task_') || name.startsWith('run_')) return 'section';
-  if (name.startsWith('model_')) return 'model';
-  if (name.startsWith('tool_')) return 'tool';
-  if (name.startsWith('store_') || name.includes('commit')) return 'store';
-  if (name === 'log' || name.startsWith('log')) return 'log';
-  if (name.includes('error') || name.includes('failed')) return 'error';
-  return 'other';
+function jumpToHeading(heading) {
+  const lines = editor.value.split('\n');
+  const at = lines.findIndex((l) => l.trimEnd() === heading);
+  if (at >= 0) editor.goTo(at + 1);
 }
 
-function summary(event) {
-  const parts = [];
-  for (const key of ['role', 'turn', 'tool', 'name', 'path', 'pattern', 'id', 'status', 'message', 'level', 'text']) {
-    const value = event[key];
-    if (value === undefined || value === null || typeof value === 'object') continue;
-    const text = String(value);
-    parts.push(`${key} ${text.length > 80 ? `${text.slice(0, 80)}…` : text}`);
+function onEvent(event) {
+  trace.add(event);
+  const name = event.event ?? event.type;
+  if (name === 'log') {
+    runConsole.log(event.section, String(event.message ?? ''));
+    lastLog.set(event.section ?? '', String(event.message ?? ''));
+  } else if (name === 'model_delta' && typeof event.text === 'string') {
+    runConsole.delta(`${event.section}|${event.turn}|${event.role}`, `## ${event.section ?? '?'} · ${event.role ?? 'model'}`, event.text);
   }
-  return parts.join(' · ');
+  $('event-count').textContent = String(trace.count());
 }
 
-function renderEvent(event) {
-  const li = document.createElement('li');
-  const name = String(event.event ?? event.type ?? 'event');
-  li.dataset.kind = kindOf(name);
-  const head = document.createElement('div');
-  head.innerHTML = '<span class="name"></span> <span class="meta"></span>';
-  head.querySelector('.name').textContent = name;
-  head.querySelector('.meta').textContent = [event.section, summary(event)].filter(Boolean).join(' · ');
-  li.append(head);
-  const rest = { ...event };
-  delete rest.event;
-  delete rest.type;
-  delete rest.section;
-  if (Object.keys(rest).length) {
-    const details = document.createElement('details');
-    const label = document.createElement('summary');
-    label.textContent = 'details';
-    const pre = document.createElement('pre');
-    pre.textContent = JSON.stringify(rest, null, 2);
-    details.append(label, pre);
-    li.append(details);
-  }
-  return li;
+function drawRounds() {
+  roundsFrame = 0;
+  const rounds = running?.recorder.rounds ?? lastRounds;
+  renderRounds($('rounds'), rounds);
+  $('rounds-empty').hidden = rounds.length > 0;
+  $('round-count').textContent = rounds.length ? String(rounds.length) : '';
 }
+let lastRounds = [];
 
-/** Events arrive fast: they are drawn once per frame, so the page stays responsive. */
-function addEvent(event) {
-  eventCount += 1;
-  if (eventCount <= MAX_EVENTS_SHOWN) queued.push(event);
-  frame ||= requestAnimationFrame(flushEvents);
-}
-
-function flushEvents() {
-  frame = 0;
-  const list = $('events');
-  const fragment = document.createDocumentFragment();
-  for (const event of queued) fragment.append(renderEvent(event));
-  queued = [];
-  list.append(fragment);
-  if (eventCount > MAX_EVENTS_SHOWN && !list.dataset.capped) {
-    list.dataset.capped = 'yes';
-    const li = document.createElement('li');
-    li.textContent = `(only the first ${MAX_EVENTS_SHOWN} events are shown)`;
-    list.append(li);
-  }
-  $('event-count').textContent = String(eventCount);
-  $('events-empty').hidden = eventCount > 0;
-}
-
-function clearEvents() {
-  eventCount = 0;
-  queued = [];
-  $('events').replaceChildren();
-  delete $('events').dataset.capped;
+/** Every trace of a previous run goes: after a form error, an example switch, a new run. */
+function resetRunViews() {
+  runConsole.clear();
+  trace.clear();
+  lastRounds = [];
+  drawRounds();
   $('event-count').textContent = '';
-  $('events-empty').hidden = false;
+  $('tokens').textContent = '';
+  $('changes').replaceChildren();
+  $('error-info').hidden = true;
+  editor.mark([]);
+  if (engine && !running) show('ready', 'Ready: Run (Ctrl+Enter) to see the result here.');
+  if (!running) setStatus(engine ? `runvil ${version} · engine in a worker` : 'loading the engine…');
 }
 
 // ---- tabs ---------------------------------------------------------------------------------
@@ -270,6 +456,7 @@ function showTab(name) {
   for (const tab of document.querySelectorAll('[role="tab"]')) tab.setAttribute('aria-selected', String(tab.dataset.tab === name));
   for (const panel of document.querySelectorAll('[data-panel]')) panel.hidden = panel.dataset.panel !== name;
   if (name === 'files') refreshFiles();
+  if (name === 'trace' && trace.stale) trace.render();
 }
 for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener('click', () => showTab(tab.dataset.tab));
 
@@ -302,6 +489,36 @@ async function refreshFiles() {
   }
   $('files-empty').hidden = entries.length > 0;
   $('file-count').textContent = entries.length ? String(entries.length) : '';
+}
+
+/** The last run's changes to the store, each file with its line diff. */
+function showChanges(list) {
+  const box = $('changes');
+  box.replaceChildren();
+  if (!list.length) return;
+  const head = document.createElement('h3');
+  head.textContent = `The last run changed ${list.length} file${list.length === 1 ? '' : 's'}`;
+  box.append(head);
+  for (const change of list) {
+    const details = document.createElement('details');
+    details.className = 'change';
+    details.dataset.status = change.status;
+    const sum = document.createElement('summary');
+    sum.textContent = `${change.status} ${change.path}`;
+    details.append(sum);
+    if (change.lines) {
+      const pre = document.createElement('pre');
+      pre.className = 'diff';
+      for (const line of change.lines) {
+        const span = document.createElement('span');
+        span.dataset.op = line.op;
+        span.textContent = `${line.op} ${line.text}\n`;
+        pre.append(span);
+      }
+      details.append(pre);
+    }
+    box.append(details);
+  }
 }
 
 $('files-download').addEventListener('click', async () => {
@@ -338,60 +555,95 @@ function show(state, text) {
   $('output').textContent = text;
 }
 
-/** The prompt line an error points at: `line` (frontmatter) or `## Section:N:` in the message. */
-function errorLine(error) {
-  if (Number.isInteger(error.line)) return error.line;
-  const m = /:(\d+):/.exec(error.message ?? '');
-  return m ? Number(m[1]) : null;
+/**
+ * Where an error is: the `## Section:N:` its message starts with (the section that raised, even
+ * inside a `call`), else the outcome's own section and line (frontmatter, the caller).
+ */
+export function errorPlace(error) {
+  const m = /^(#{1,6} [^\n]*?):(\d+):/.exec(error.message ?? '');
+  if (m) return { section: m[1], line: Number(m[2]) };
+  return { section: error.section ?? null, line: Number.isInteger(error.line) ? error.line : null };
 }
 
 function showError(error) {
   show('error', `${error.kind}: ${error.message}`);
-  const line = errorLine(error);
+  const { section, line } = errorPlace(error);
   const info = $('error-info');
   info.replaceChildren();
-  const where = [error.section, line ? `line ${line}` : null].filter(Boolean).join(', ');
+  const where = [section, line ? `line ${line}` : null].filter(Boolean).join(', ');
   if (where) {
     info.append(`At ${where}.`);
     if (line) {
       const go = document.createElement('button');
       go.textContent = 'Show in editor';
-      go.addEventListener('click', () => { editor.markError(line, error.message); editor.focus(); });
+      go.addEventListener('click', () => editor.goTo(line));
       info.append(go);
     }
     info.hidden = false;
   }
-  editor.markError(line, error.message);
+  editor.mark(line ? [{ line, severity: 'error', message: `${error.kind}: ${error.message}` }] : []);
 }
+
+/**
+ * Marks diagnostics in the editor and lists them under the result:
+ * `{ severity: 'error' | 'warning' | 'info', kind, message, line, column, section }[]`.
+ * An empty list clears them.
+ */
+export function showDiagnostics(diagnostics) {
+  editor.mark(diagnostics.map((d) => ({ line: d.line, severity: d.severity ?? 'error', message: `${d.kind ? `${d.kind}: ` : ''}${d.message}` })), { scroll: false });
+  const list = $('diagnostics');
+  list.replaceChildren();
+  for (const d of diagnostics) {
+    const li = document.createElement('li');
+    li.dataset.severity = d.severity ?? 'error';
+    const go = document.createElement('button');
+    go.type = 'button';
+    go.className = 'link';
+    go.textContent = [d.section, d.line ? `line ${d.line}${d.column ? `:${d.column}` : ''}` : null].filter(Boolean).join(', ') || 'prompt';
+    go.addEventListener('click', () => editor.goTo(d.line));
+    li.append(go, ` ${d.severity ?? 'error'}: ${d.message}`);
+    list.append(li);
+  }
+  list.hidden = diagnostics.length === 0;
+}
+
+const NO_RESULT = 'The run finished without a result: no ```lua block returned a value.\n\n' +
+  'A prompt\'s result is what a block returns (for example `return models.infer(prose)`); prose on its own is not sent to a model.';
 
 async function run() {
   if (!engine || running) return;
+  const recorder = createRecorder({ onRound: () => { roundsFrame ||= requestAnimationFrame(drawRounds); } });
   let options;
   try {
     options = {
       args: $('args').value,
-      models: models(),
-      packs: [demoPack, userInputPack({ ask: askInPage })],
+      models: await models(recorder),
+      packs: [demoPack, userInputPack({ ask: askInPage }), ...mcpServers.map((s) => s.pack)],
       store,
       limits: limits(),
-      onEvent: addEvent,
+      onEvent,
     };
     const seed = $('seed').value.trim();
     if (seed !== '') options.seed = seed;
   } catch (error) {
+    resetRunViews();
     show('error', error.message);
+    setStatus('not run: fix the settings above');
     return;
   }
   const controller = new AbortController();
   options.signal = controller.signal;
-  running = { controller };
-  clearEvents();
-  editor.markError(null);
-  $('error-info').hidden = true;
+  resetRunViews();
+  lastLog = new Map();
+  running = { controller, recorder };
   $('run').disabled = true;
   $('cancel').disabled = false;
   show('running', 'running…');
   setStatus('running…');
+  let before = new Map();
+  try {
+    before = await snapshot(store);
+  } catch { /* no diff for this run */ }
   const started = performance.now();
   let outcome;
   try {
@@ -399,15 +651,24 @@ async function run() {
   } catch (error) {
     outcome = { ok: false, error: { kind: 'Usage', message: error.message } };
   }
+  lastRounds = recorder.rounds;
   running = null;
   closeAsk();
   $('run').disabled = false;
   $('cancel').disabled = true;
   const ms = Math.round(performance.now() - started);
-  if (outcome.ok) show('done', outcome.result ?? '(no result)');
-  else showError(outcome.error);
+  if (!outcome.ok) showError(outcome.error);
+  else if (outcome.result === null || outcome.result === undefined) show('empty', NO_RESULT);
+  else show('done', typeof outcome.result === 'string' ? outcome.result : JSON.stringify(outcome.result, null, 2));
   setStatus(`${outcome.ok ? 'done' : outcome.error.kind} in ${ms} ms · seed ${outcome.seed ?? '?'}`);
-  performance.mark('runvil-first-result');
+  $('tokens').textContent = tokenSummary(recorder.totals);
+  if (firstResult) performance.mark('runvil-first-result');
+  firstResult = false;
+  trace.draw();
+  drawRounds();
+  try {
+    showChanges(changes(before, await snapshot(store)));
+  } catch { /* the store could not be read back: no diff */ }
   refreshFiles();
 }
 
@@ -420,36 +681,83 @@ $('cancel').addEventListener('click', () => cancel());
 document.addEventListener('keydown', (event) => {
   if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') { event.preventDefault(); run(); }
   if (event.key === 'Escape' && running) cancel();
+  if (event.key === '?' && !/^(INPUT|TEXTAREA)$/.test(document.activeElement?.tagName ?? '') && !document.activeElement?.closest('.cm-editor')) openHelp();
 });
+function openHelp() {
+  $('help').showModal();
+  fillReference();
+}
+$('help-open').addEventListener('click', openHelp);
+
+/** The reference sheet, from the same generated data as the editor's hover docs. */
+async function fillReference() {
+  const list = $('help-reference');
+  if (list.childElementCount) return;
+  const { default: reference } = await import('runvil-reference');
+  const draw = () => {
+    const filter = $('help-filter').value.trim().toLowerCase();
+    const engine = reference.filter((e) => e.global && !e.doc.startsWith("Lua's own"));
+    // Names that match come alone; the text is searched when no name does.
+    const named = engine.filter((e) => e.name.toLowerCase().includes(filter));
+    const shown = named.length ? named : engine.filter((e) => e.doc.toLowerCase().includes(filter));
+    list.replaceChildren();
+    for (const entry of shown) {
+      const dt = document.createElement('dt');
+      dt.append(Object.assign(document.createElement('code'), { textContent: entry.signature }));
+      const dd = document.createElement('dd');
+      dd.textContent = entry.doc;
+      list.append(dt, dd);
+    }
+  };
+  $('help-filter').addEventListener('input', draw);
+  draw();
+}
 
 // ---- start --------------------------------------------------------------------------------
 
 async function initialPrompt() {
-  try {
-    const shared = await fromLink(location.hash);
-    if (shared) return shared;
-  } catch {
-    setStatus('the shared link could not be read; showing an example');
+  if (location.hash.startsWith('#z=')) {
+    // The link is read once: the address bar goes back to the page, so a reload keeps your work.
+    const hash = location.hash;
+    history.replaceState(null, '', location.pathname + location.search);
+    try {
+      const shared = await fromLink(hash);
+      if (shared) return { kind: 'shared', name: titleOf(shared.source), prompt: shared, note: 'opened a shared prompt; yours is under “(your prompt)”' };
+    } catch {
+      return { ...fallbackPrompt(), note: 'the shared link could not be read (it may be cut short); showing your prompt' };
+    }
   }
   try {
-    const draft = JSON.parse(localStorage.getItem(DRAFT_KEY) ?? 'null');
-    if (draft?.source) return draft;
-  } catch { /* no draft */ }
+    const open = JSON.parse(sessionStorage.getItem(OPEN_KEY) ?? 'null');
+    if (open?.kind && open.kind !== 'draft' && typeof open.prompt?.source === 'string') return open;
+  } catch { /* nothing remembered */ }
+  return fallbackPrompt();
+}
+
+function fallbackPrompt() {
+  const draft = readDraft();
+  if (draft?.source) return { kind: 'draft', name: '', prompt: draft };
   const first = examples.find((e) => e.name === 'hello') ?? examples[0];
-  return { source: first?.source ?? '# Hello\n', args: first?.args ?? '' };
+  return { kind: 'example', name: first.name, prompt: first };
 }
 
 loadSettings();
 const initial = await initialPrompt();
-editor.value = initial.source;
-$('args').value = initial.args ?? '';
-$('seed').value = initial.seed ?? '';
+load(initial.kind, initial.name, initial.prompt);
+if (initial.note) setStatus(initial.note);
+// CodeMirror arrives after the engine's bytes: the textarea is usable meanwhile.
+wasmReady
+  .catch(() => {})
+  .then(() => editor.upgrade(richEditor))
+  .catch(() => setStatus('the rich editor could not load; the plain one works'));
 
 try {
-  [engine, store] = await Promise.all([createEngine(), indexedDbStore(STORE_NAME)]);
-  show('ready', `runvil ${version} ready: pick an example or write a prompt, then Run (Ctrl+Enter).`);
-  setStatus(`runvil ${version} · engine in a worker`);
+  [engine, store] = await Promise.all([engineReady, storeReady]);
   $('run').disabled = false;
+  if (!running) {
+    show('ready', `runvil ${version} ready: pick an example or write a prompt, then Run (Ctrl+Enter).`);
+    if (!initial.note) setStatus(`runvil ${version} · engine in a worker`);
+  }
   refreshFiles();
 } catch (error) {
   show('error', `the engine could not start: ${error.message}`);
@@ -459,9 +767,11 @@ try {
 // For tests and the console.
 window.playground = {
   get source() { return editor.value; },
-  setSource(text) { editor.value = text; },
+  setSource(text) { editor.value = text; edited(); },
   run,
   cancel,
+  showDiagnostics,
+  get editorReady() { return editor.ready; },
   get engine() { return engine; },
   get store() { return store; },
 };

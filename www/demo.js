@@ -27,8 +27,26 @@ function argumentsFor(tool, text) {
   return args;
 }
 
-/** A model function (runvil's ModelFn): answers text, or calls the offered tool the text names. */
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Tells `text` to the run a few words at a time, as a streaming provider would (model_delta events). */
+async function stream(request, text) {
+  if (typeof request.emit !== 'function') return;
+  const pieces = text.match(/\S+\s*/g) ?? [];
+  for (let i = 0; i < pieces.length; i += 3) {
+    await request.emit('model_delta', { text: pieces.slice(i, i + 3).join('') });
+    await pause(4);
+  }
+}
+
+/** A model function (runvil's ModelFn): answers text (streamed), or calls the offered tool the text names. */
 export async function demoModel(request) {
+  const reply = answer(request);
+  if (reply.content) await stream(request, reply.content);
+  return reply;
+}
+
+function answer(request) {
   const last = request.messages.at(-1);
   const tools = request.tools ?? [];
   if (last?.role === 'tool') {
