@@ -104,6 +104,14 @@ fn var_rejects_non_json_at_the_assignment() {
 }
 
 #[test]
+fn json_array_refuses_a_nil_argument_rather_than_drop_the_items_after_it() {
+    let src = main_block("local ok, e = pcall(json.array, 1, nil, 3)\nreturn tostring(ok) .. '|' .. e.kind .. '|' .. e.message");
+    assert_eq!(result(&src, ""), "false|lua|json.array: argument 2 is nil (an array cannot hold nil; json.null is JSON's null)");
+    let src = main_block("return json.encode(json.array(1, json.null, 3)) .. json.encode(json.array())");
+    assert_eq!(result(&src, ""), "[1,null,3][]");
+}
+
+#[test]
 fn var_carries_across_sections_and_h1() {
     let src = prompt("```lua\nvar.n = 1\n```\n\n## A\n\n```lua\nvar.n = var.n + 1\n```\n\n## B\n\n```lua\nreturn var.n\n```\n");
     assert_eq!(result(&src, ""), "2");

@@ -1,17 +1,22 @@
 //! The `json` global's Rust side: `json.array`, `json.encode` and `json.decode`, over
 //! `values::convert`.
 
-use mlua::{IntoLuaMulti, Lua, MultiValue, Value};
+use mlua::{Lua, MultiValue, Value};
 
 use super::env::{fail, ok, Answer, Env};
 use super::values::convert;
 use crate::error::ErrorValueKind;
 
-/// `json.array(...)`: a table marked as a JSON array.
+/// `json.array(...)`: a table marked as a JSON array. A nil argument is refused: a Lua sequence
+/// ends at its first nil, so the items after it would be lost without a word.
 pub fn json_array(lua: &Lua, env: &Env, items: MultiValue) -> Answer {
+    if let Some(at) = items.iter().position(Value::is_nil) {
+        let message = format!("json.array: argument {} is nil (an array cannot hold nil; json.null is JSON's null)", at + 1);
+        return fail(lua, ErrorValueKind::Lua, message);
+    }
     let t = lua.create_sequence_from(items)?;
     t.set_metatable(Some(env.marks.array_mt.clone()))?;
-    t.into_lua_multi(lua)
+    ok(lua, t)
 }
 
 pub fn json_encode(lua: &Lua, env: &Env, v: &Value) -> Answer {

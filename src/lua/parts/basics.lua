@@ -32,7 +32,7 @@ end
 return { globals = {
   json = {
     null = E.json_null,
-    array = function(...) return E.json_array(...) end,
+    array = function(...) return check(E.json_array(...)) end,
     encode = function(v) return check(E.json_encode(v)) end,
     decode = function(s) return check(E.json_decode(s)) end,
   },
