@@ -1,8 +1,8 @@
 // The Runvil playground: the engine runs in a Web Worker (engine-worker.js, the package's
 // worker.js bundled), the page keeps the editor, the models, the demo Pack, input.ask, the run's
-// views (console, rounds, trace, files), the diagnostics as one types, the journals of its runs and
-// the prompt library. Bundled by tools/build-site.mjs
-// into site/app.js with only the page's part of the package (the engine graph stays in the worker).
+// views (console, rounds, trace, files), the diagnostics as one types, the runs' journals and the
+// prompt library. Bundled by tools/build-site.mjs into site/app.js with only the page's part of
+// the package (the engine graph stays in the worker).
 import { createEngine } from '../pkg/worker-client.js';
 import { indexedDbStore } from '../pkg/stores/idb.js';
 import { userInputPack } from '../pkg/packs/reference.js';
@@ -748,13 +748,10 @@ async function run({ replay, from } = {}) {
  */
 function replayEvents(recorder) {
   return (event) => {
-    recorder.onEvent(event);
-    if ((event.event ?? event.type) === 'model_turn_completed') {
-      const round = recorder.rounds.findLast((r) => r.section === event.section && r.turn === event.turn);
-      const text = round?.reply?.content;
-      if (typeof text === 'string' && text) {
-        onEvent({ event: 'model_delta', type: 'model_delta', section: event.section, role: round.role, turn: event.turn, text, time: event.time });
-      }
+    const finished = recorder.onEvent(event);
+    const text = finished?.reply?.content;
+    if (typeof text === 'string' && text) {
+      onEvent({ event: 'model_delta', type: 'model_delta', section: event.section, role: finished.role, turn: event.turn, text, time: event.time });
     }
     onEvent(event);
   };

@@ -81,6 +81,7 @@ export function replayRecorder(journal, { onRound } = {}) {
   const used = new Set();
   const open = new Map(); // chain -> the round its last model_turn_started opened
 
+  /** Takes a run event; answers the round a `model_turn_completed` finished. */
   function onEvent(event) {
     const name = event.event ?? event.type;
     if (name === 'model_turn_started') {
@@ -105,10 +106,12 @@ export function replayRecorder(journal, { onRound } = {}) {
       onRound?.(round, 'started');
     } else if (name === 'model_turn_completed') {
       const round = open.get(event.chain);
-      if (!round) return;
+      if (!round) return undefined;
       open.delete(event.chain);
       finish(round);
+      return round;
     }
+    return undefined;
   }
 
   function finish(round) {
