@@ -274,6 +274,8 @@ test('an error in a called section is placed there, and its marked line says why
 
 test('diagnostics mark the editor and list under the result (the seam for a checker)', async () => {
   await setSource('# D\n\n## Main\n\n```lua\nreturn x\n```\n');
+  // The check of this text (clean) comes first, so it does not clear what is shown below.
+  await page.evaluate(() => window.playground.checked());
   await page.evaluate(() => window.playground.showDiagnostics([
     { severity: 'warning', kind: 'undefined_global', message: "global 'x' is never set", line: 6, column: 8, section: '## Main' },
   ]));
@@ -281,6 +283,146 @@ test('diagnostics mark the editor and list under the result (the seam for a chec
   assert.equal(await page.textContent('#diagnostics li'), "## Main, line 6:8 warning: global 'x' is never set");
   await page.evaluate(() => window.playground.showDiagnostics([]));
   assert.equal(await page.locator('.cm-mark-line').count(), 0);
+});
+
+/** The marked lines as `text → title`, in order. */
+const marks = () => page.$$eval('.cm-mark-line', (els) => els.map((el) => `${el.textContent} → ${el.title}`));
+
+/** Puts the cursor at the end of 1-based `line` of the editor. */
+async function endOfLine(line) {
+  await page.evaluate((n) => window.playground.goTo(n), line);
+  await page.keyboard.press('End');
+}
+
+test('diagnostics as you type: engine.check marks a Lua syntax error and a misspelt call at their lines; fixed, the marks go', async () => {
+  await page.click('[data-tab="result"]');
+  const clean = '# Typing\n\n## Main\n\n```lua\nlocal a = 1\nreturn a\n```\n\n## Helper\n\nSome prose.\n\n```lua\nlocal b = 2\n```\n\n## Late\n\n```lua\nlocal c = 3\n```\n';
+  await setSource(clean);
+  await page.evaluate(() => window.playground.checked());
+  assert.equal(await page.locator('.cm-mark-line').count(), 0);
+  // Typed as a person types: a misspelt call in ## Main (line 6), a syntax error in ## Late (line 21).
+  await endOfLine(6);
+  await page.keyboard.type("; call('## Nope')");
+  await endOfLine(21);
+  await page.keyboard.type(' local = 4');
+  await page.evaluate(() => window.playground.checked());
+  const source = await page.evaluate(() => window.playground.source);
+  const expected = await page.evaluate((text) => window.playground.engine.check(text), source);
+  assert.deepEqual(expected.map((d) => [d.kind, d.line]), [['Lua', 6], ['Lua', 21]]);
+  assert.match(expected[0].message, /"## Nope"/);
+  assert.deepEqual(await marks(), [
+    `local a = 1; call('## Nope') → Lua: ${expected[0].message}`,
+    `local c = 3 local = 4 → Lua: ${expected[1].message}`,
+  ]);
+  assert.deepEqual(await page.$$eval('#diagnostics li', (els) => els.map((el) => el.textContent)), expected.map((d) => `${d.section}, line ${d.line}:${d.column} error: ${d.message}`));
+  // The message on hover.
+  await page.hover('.cm-mark-line >> nth=1', { position: { x: 12, y: 6 } });
+  await page.waitForSelector('.cm-mark-tooltip');
+  assert.equal(await page.textContent('.cm-mark-tooltip'), `Lua: ${expected[1].message}`);
+  // Fixed, the marks and the list go.
+  await endOfLine(21);
+  for (let i = 0; i < ' local = 4'.length; i++) await page.keyboard.press('Backspace');
+  await endOfLine(6);
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.type("local a = call('## Helper')");
+  await page.evaluate(() => window.playground.checked());
+  assert.deepEqual(await marks(), []);
+  assert.equal(await page.locator('#diagnostics').isHidden(), true);
+});
+
+test("diagnostics check uses: against the run's Packs", async () => {
+  await setSource('---\nuses: [user-input, mcp/nowhere]\n---\n# Packs\n\n## Main\n\n```lua\nreturn 1\n```\n');
+  await page.evaluate(() => window.playground.checked());
+  const [mark] = await marks();
+  assert.match(mark, /^uses: \[user-input, mcp\/nowhere\] → RequirementsUnmet: .*mcp\/nowhere/s);
+  assert.doesNotMatch(mark, /user-input(?!, mcp)/);
+});
+
+/** Feeds `file` ({ name, text }) to "Replay journal…". */
+async function replayFile(name, text) {
+  await page.setInputFiles('#journal-replay', { name, mimeType: 'application/json', buffer: Buffer.from(text) });
+}
+
+/** The trace's rows as label · meta without times. */
+const traceRows = () => page.$$eval('#trace .trace-row', (els) => els.map((el) => `${el.querySelector('.trace-label')?.textContent} · ${(el.querySelector('.trace-meta')?.textContent ?? '').replace(/\+?\d+ ms/g, 'T')}`));
+
+test('journals: a run is recorded, downloaded as <name>.journal.json, and replays to the same result, rounds and trace with no model called', async () => {
+  await runExample('tools');
+  const recorded = {
+    output: await page.textContent('#output'),
+    tokens: await page.textContent('#tokens'),
+    console: await page.$$eval('#console li', (els) => els.map((el) => el.textContent)),
+    rounds: (await page.$$eval('#rounds .round-head', (els) => els.map((el) => el.textContent))).map((h) => h.replace(/ · \d+ ms/, '')),
+  };
+  await page.click('[data-tab="trace"]');
+  const recordedTrace = await traceRows();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#journal-download')]);
+  assert.equal(download.suggestedFilename(), 'tools.journal.json');
+  const chunks = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const journal = JSON.parse(text);
+  assert.equal(journal[0].journal, 'runvil-journal');
+  assert.deepEqual(journal.filter((e) => e.kind === 'model').map((e) => e.reply.finish_reason), ['tool_calls', 'stop']);
+
+  // The configured model is an endpoint that counts what it is asked; the demo model counts too.
+  let asked = 0;
+  await page.route('http://127.0.0.1:9/**', (route) => { asked += 1; return route.abort(); });
+  await page.click('details.model summary');
+  await page.check('input[name="model"][value="openai"]');
+  await page.fill('#base-url', 'http://127.0.0.1:9/v1');
+  await page.fill('#model-id', 'counted');
+  const callsBefore = await page.evaluate(() => window.playground.modelCalls);
+  try {
+    await replayFile('tools.journal.json', text);
+    await page.waitForFunction(() => /^replayed tools\.journal\.json/.test(document.querySelector('#journal-status').textContent));
+    assert.equal(await page.textContent('#journal-status'), 'replayed tools.journal.json: the recorded outcome, no model called');
+    assert.equal(asked, 0);
+    assert.equal(await page.evaluate(() => window.playground.modelCalls), callsBefore);
+    assert.equal(await page.textContent('#output'), recorded.output);
+    assert.equal(await page.textContent('#tokens'), recorded.tokens);
+    assert.match(await page.textContent('#status'), /^replayed: done in \d+ ms · seed 7$/);
+    assert.deepEqual(await traceRows(), recordedTrace);
+    await page.click('[data-tab="result"]');
+    assert.deepEqual(await page.$$eval('#console li', (els) => els.map((el) => el.textContent)), recorded.console);
+    await page.click('[data-tab="rounds"]');
+    const heads = await page.$$eval('#rounds .round-head', (els) => els.map((el) => el.textContent));
+    assert.deepEqual(heads.map((h) => h.replace(' · replayed', '')), recorded.rounds);
+    assert.match(heads[0], /^#1 · ## By the model · default · round 1 · replayed · tool_calls$/);
+    await page.click('#rounds li:first-child summary.round-head');
+    const first = await page.textContent('#rounds li:first-child');
+    assert.match(first, /1 message sent: the journal keeps the reply/);
+    assert.match(first, /"name": "demo_weather"/);
+    await page.click('#rounds li:nth-child(2) summary.round-head');
+    assert.match(await page.textContent('#rounds li:nth-child(2) .round-reply'), /The tool answered: Light rain, 18 °C in Lisbon/);
+    // The replayed journal can be saved again, under its own name.
+    assert.equal(await page.isDisabled('#journal-download'), false);
+
+    // A journal of another prompt: the replay's Determinism error, the editor untouched.
+    await pick('hello');
+    const hello = await page.evaluate(() => window.playground.source);
+    await page.click('[data-tab="trace"]');
+    await replayFile('tools.journal.json', text);
+    await page.waitForFunction(() => /does not fit/.test(document.querySelector('#journal-status').textContent));
+    assert.match(await page.textContent('#journal-status'), /^tools\.journal\.json does not fit this prompt: the prompt is not the one the journal recorded: /);
+    assert.match(await page.textContent('#output'), /^Determinism: the prompt is not the one the journal recorded: /);
+    assert.equal(await page.evaluate(() => window.playground.source), hello);
+    assert.equal(await page.isDisabled('#journal-download'), true);
+
+    // Files that are not journals: the engine's message; nothing on screen changes.
+    const before = { output: await page.textContent('#output'), source: hello };
+    await replayFile('notes.json', '{"not": "a journal"}');
+    await page.waitForFunction(() => /a journal is an array/.test(document.querySelector('#journal-status').textContent));
+    assert.equal(await page.textContent('#journal-status'), 'engine.run: replay: a journal is an array of entries, the first its header (got an object)');
+    assert.equal(await page.textContent('#status'), 'not replayed: notes.json is not a journal');
+    await replayFile('broken.json', '[{"journal": ');
+    await page.waitForFunction(() => /^broken\.json is not a journal: it is not JSON/.test(document.querySelector('#journal-status').textContent));
+    assert.deepEqual({ output: await page.textContent('#output'), source: await page.evaluate(() => window.playground.source) }, before);
+  } finally {
+    await page.unroute('http://127.0.0.1:9/**');
+    await page.check('input[name="model"][value="demo"]');
+    await page.click('details.model summary');
+  }
 });
 
 test('the store example shows its files and what the run changed, line by line', async () => {
@@ -407,10 +549,15 @@ test('an MCP server connected by URL lends its tools to the run', { timeout: 90_
     await page.waitForSelector('#mcp-list li', { timeout: 30_000 });
     assert.match(await page.textContent('#mcp-list li'), /^mcp\/everything \(\d+ tools\)/);
     await setSource("---\nuses: [mcp/everything]\n---\n# MCP\n\n## Main\n\n```lua\nreturn tools.call('everything/echo', { message = 'from the playground' })\n```\n");
+    // The check is given the connected server's Pack, as the run is.
+    await page.evaluate(() => window.playground.checked());
+    assert.deepEqual(await marks(), []);
     const out = await runAndWait();
     assert.deepEqual(out, { state: 'done', text: 'Echo: from the playground' });
     await page.click('#mcp-list button');
     assert.equal(await page.locator('#mcp-list li').count(), 0);
+    await page.waitForSelector('.cm-mark-line');
+    assert.match((await marks())[0], /^uses: \[mcp\/everything\] → RequirementsUnmet: .*mcp\/everything/s);
   } finally {
     await mcp.close();
   }

@@ -49,10 +49,17 @@ try {
   await page.click('#run');
   await page.waitForSelector('#run:not([disabled])');
   await shot('error');
+  // A fresh page: the check's marks alone, with no run's result beside them.
+  await page.reload();
+  await page.waitForSelector('#output[data-state="ready"]');
+  await page.waitForFunction(() => window.playground.editorReady);
+  await page.evaluate(() => window.playground.setSource('# Typing\n\n## Main\n\n```lua\nlocal draft = call("## Drfat")\nreturn draft\n```\n\n## Draft\n\n```lua\nlocal words = { "a", "b" \nreturn table.concat(words, " ")\n```\n'));
+  await page.evaluate(() => window.playground.checked());
+  await shot('check');
   await page.setViewportSize({ width: 390, height: 844 });
   await runExample('hello');
   await page.screenshot({ path: join(ROOT, 'docs', 'playground-mobile.png'), fullPage: true });
-  console.log('docs/playground-{result,events,rounds,files,error,mobile}.png written');
+  console.log('docs/playground-{result,events,rounds,files,error,check,mobile}.png written');
 } finally {
   await browser.close();
   profile.remove();

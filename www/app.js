@@ -1,7 +1,8 @@
 // The Runvil playground: the engine runs in a Web Worker (engine-worker.js, the package's
 // worker.js bundled), the page keeps the editor, the models, the demo Pack, input.ask, the run's
-// views (console, rounds, trace, files) and the prompt library. Bundled by tools/build-site.mjs
-// into site/app.js with only the page's part of the package (the engine graph stays in the worker).
+// views (console, rounds, trace, files), the diagnostics as one types, the runs' journals and the
+// prompt library. Bundled by tools/build-site.mjs into site/app.js with only the page's part of
+// the package (the engine graph stays in the worker).
 import { createEngine } from '../pkg/worker-client.js';
 import { indexedDbStore } from '../pkg/stores/idb.js';
 import { userInputPack } from '../pkg/packs/reference.js';
@@ -10,7 +11,9 @@ import { createEditorShell } from './editor-shell.js';
 import { demoModel, demoPack } from './demo.js';
 import { shareLink, fromLink } from './share.js';
 import { readDraft, writeDraft, samePrompt, savedPrompts, savedPrompt, savePrompt, deleteSavedPrompt, titleOf } from './library.js';
-import { createRecorder, tokenSummary } from './recorder.js';
+import { createRecorder, replayRecorder, tokenSummary } from './recorder.js';
+import { createChecker } from './checker.js';
+import { journalText, journalFileName, readJournalFile } from './journal-file.js';
 import { createTrace } from './trace.js';
 import { createConsole, renderRounds } from './views.js';
 import { snapshot, changes } from './diff.js';
@@ -58,6 +61,8 @@ let store = null;
 let running = null; // { controller, recorder } while a run is in flight
 let pendingAsk = null; // { resolve } while input.ask waits
 let firstResult = true;
+let modelCalls = 0; // calls of the page's model functions, all runs (a replay makes none)
+let lastJournal = null; // { entries, name }: the journal of the run on screen
 const mcpServers = []; // { url, pack, client }
 
 /** What the editor shows: { kind: 'draft' | 'example' | 'saved' | 'shared', name, prompt } (prompt: as loaded). */
@@ -72,6 +77,25 @@ const editor = createEditorShell($('editor'), {
   onChange: () => edited(),
 });
 const richEditor = () => import('./editor-src.js');
+
+/** The line marks: the run's error and the check's diagnostics, drawn together. */
+let runMark = [];
+let diagnosticMarks = [];
+function drawMarks(how = { scroll: false }) {
+  editor.mark([...runMark, ...diagnosticMarks], how);
+}
+
+// ---- diagnostics as one types: engine.check with the Packs a run would get -------------------
+
+const askPack = userInputPack({ ask: (ctx) => askInPage(ctx) });
+/** The Packs of a run (and of its check): the page's own and the connected MCP servers'. */
+const runPacks = () => [demoPack, askPack, ...mcpServers.map((s) => s.pack)];
+let checkedSource = null;
+const checker = createChecker({
+  check: async (source) => (await engineReady).check(source, { packs: runPacks() }),
+  show: (diagnostics) => showDiagnostics(diagnostics),
+  fail: (error) => { if (engine) setStatus(`the prompt could not be checked: ${error.message}`); },
+});
 
 function current() {
   return { source: editor.value, args: $('args').value, seed: $('seed').value };
@@ -89,6 +113,12 @@ function unsavedEdits() {
 function edited() {
   if (loading) return;
   const now = current();
+  if (now.source !== checkedSource) {
+    checkedSource = now.source;
+    // The editor drops its marks when the text changes: the run's place no longer holds.
+    runMark = [];
+    checker.schedule(now.source);
+  }
   if (opened.kind !== 'draft') {
     if (samePrompt(now, opened.prompt)) return;
     keepDraft(readDraft(), now);
@@ -134,6 +164,8 @@ function load(kind, name, prompt) {
   $('seed').value = prompt.seed ?? '';
   opened = { kind, name, prompt: { source: prompt.source, args: prompt.args ?? '', seed: prompt.seed ?? '' } };
   if (kind === 'example') applyLimits(prompt.limits ?? {});
+  checkedSource = prompt.source;
+  checker.schedule(prompt.source, 0);
   rememberOpen();
   resetRunViews();
   refreshLibrary();
@@ -315,6 +347,7 @@ $('mcp-form').addEventListener('submit', async (event) => {
     $('mcp-url').value = '';
     $('mcp-status').textContent = '';
     showMcp();
+    checker.schedule(editor.value, 0);
   } catch (error) {
     $('mcp-status').textContent = `could not connect: ${error.message}`;
   }
@@ -333,6 +366,7 @@ function showMcp() {
       mcpServers.splice(mcpServers.indexOf(server), 1);
       await server.close?.();
       showMcp();
+      checker.schedule(editor.value, 0);
     });
     li.append(off);
     list.append(li);
@@ -445,7 +479,11 @@ function resetRunViews() {
   $('tokens').textContent = '';
   $('changes').replaceChildren();
   $('error-info').hidden = true;
-  editor.mark([]);
+  $('journal-status').textContent = '';
+  lastJournal = null;
+  $('journal-download').disabled = true;
+  runMark = [];
+  drawMarks();
   if (engine && !running) show('ready', 'Ready: Run (Ctrl+Enter) to see the result here.');
   if (!running) setStatus(engine ? `runvil ${version} · engine in a worker` : 'loading the engine…');
 }
@@ -581,7 +619,8 @@ function showError(error) {
     }
     info.hidden = false;
   }
-  editor.mark(line ? [{ line, severity: 'error', message: `${error.kind}: ${error.message}` }] : []);
+  runMark = line ? [{ line, severity: 'error', message: `${error.kind}: ${error.message}` }] : [];
+  drawMarks({ scroll: true });
 }
 
 /**
@@ -590,7 +629,8 @@ function showError(error) {
  * An empty list clears them.
  */
 export function showDiagnostics(diagnostics) {
-  editor.mark(diagnostics.map((d) => ({ line: d.line, severity: d.severity ?? 'error', message: `${d.kind ? `${d.kind}: ` : ''}${d.message}` })), { scroll: false });
+  diagnosticMarks = diagnostics.map((d) => ({ line: d.line, severity: d.severity ?? 'error', message: `${d.kind ? `${d.kind}: ` : ''}${d.message}` }));
+  drawMarks();
   const list = $('diagnostics');
   list.replaceChildren();
   for (const d of diagnostics) {
@@ -610,21 +650,33 @@ export function showDiagnostics(diagnostics) {
 const NO_RESULT = 'The run finished without a result: no ```lua block returned a value.\n\n' +
   'A prompt\'s result is what a block returns (for example `return models.infer(prose)`); prose on its own is not sent to a model.';
 
-async function run() {
+/**
+ * Runs the editor's prompt, recording its journal; or, given `replay` (a journal), plays that
+ * journal's run again: its answers come from the journal, so no model, tool, operator or store is
+ * asked, and the playground's files are left as they are.
+ */
+async function run({ replay, from } = {}) {
   if (!engine || running) return;
-  const recorder = createRecorder({ onRound: () => { roundsFrame ||= requestAnimationFrame(drawRounds); } });
+  const onRound = (round, phase) => {
+    if (phase === 'started' && !round.replayed) modelCalls += 1;
+    roundsFrame ||= requestAnimationFrame(drawRounds);
+  };
+  const recorder = replay ? replayRecorder(replay, { onRound }) : createRecorder({ onRound });
   let options;
   try {
-    options = {
-      args: $('args').value,
-      models: await models(recorder),
-      packs: [demoPack, userInputPack({ ask: askInPage }), ...mcpServers.map((s) => s.pack)],
-      store,
-      limits: limits(),
-      onEvent,
-    };
+    options = replay
+      ? { replay, onEvent: replayEvents(recorder) }
+      : {
+          args: $('args').value,
+          models: await models(recorder),
+          packs: runPacks(),
+          store,
+          limits: limits(),
+          onEvent,
+          record: true,
+        };
     const seed = $('seed').value.trim();
-    if (seed !== '') options.seed = seed;
+    if (seed !== '' && !replay) options.seed = seed;
   } catch (error) {
     resetRunViews();
     show('error', error.message);
@@ -638,39 +690,98 @@ async function run() {
   running = { controller, recorder };
   $('run').disabled = true;
   $('cancel').disabled = false;
-  show('running', 'running…');
-  setStatus('running…');
+  $('journal-replay').disabled = true;
+  show('running', replay ? 'replaying…' : 'running…');
+  setStatus(replay ? `replaying ${from}…` : 'running…');
   let before = new Map();
-  try {
-    before = await snapshot(store);
-  } catch { /* no diff for this run */ }
+  if (!replay) {
+    try {
+      before = await snapshot(store);
+    } catch { /* no diff for this run */ }
+  }
+  const source = editor.value;
   const started = performance.now();
   let outcome;
   try {
-    outcome = await engine.run(editor.value, options);
+    outcome = await engine.run(source, options);
   } catch (error) {
     outcome = { ok: false, error: { kind: 'Usage', message: error.message } };
   }
+  if (replay) recorder.end(outcome);
   lastRounds = recorder.rounds;
   running = null;
   closeAsk();
   $('run').disabled = false;
   $('cancel').disabled = true;
+  $('journal-replay').disabled = false;
+  // A replay's journal is offered again under its file's name, unless it is not this prompt's.
+  if (replay && outcome.error?.kind !== 'Determinism') lastJournal = { entries: replay, name: from };
+  else if (!replay && outcome.journal) lastJournal = { entries: outcome.journal, name: journalFileName(source) };
+  $('journal-download').disabled = !lastJournal;
   const ms = Math.round(performance.now() - started);
   if (!outcome.ok) showError(outcome.error);
   else if (outcome.result === null || outcome.result === undefined) show('empty', NO_RESULT);
   else show('done', typeof outcome.result === 'string' ? outcome.result : JSON.stringify(outcome.result, null, 2));
-  setStatus(`${outcome.ok ? 'done' : outcome.error.kind} in ${ms} ms · seed ${outcome.seed ?? '?'}`);
+  const verb = replay ? 'replayed: ' : '';
+  setStatus(`${verb}${outcome.ok ? 'done' : outcome.error.kind} in ${ms} ms · seed ${outcome.seed ?? '?'}`);
+  if (replay) {
+    $('journal-status').textContent = outcome.error?.kind === 'Determinism'
+      ? `${from} does not fit this prompt: ${outcome.error.message}`
+      : `replayed ${from}: the recorded outcome, no model called`;
+  }
   $('tokens').textContent = tokenSummary(recorder.totals);
   if (firstResult) performance.mark('runvil-first-result');
   firstResult = false;
   trace.draw();
   drawRounds();
+  if (replay) return;
   try {
     showChanges(changes(before, await snapshot(store)));
   } catch { /* the store could not be read back: no diff */ }
   refreshFiles();
 }
+
+/**
+ * A replay's events: its rounds are matched to the journal's replies, and each reply's text is
+ * told to the views as one `model_delta`, as the model streamed it when the run was recorded (a
+ * journal keeps the engine's events' causes, not what a model function emitted itself).
+ */
+function replayEvents(recorder) {
+  return (event) => {
+    const finished = recorder.onEvent(event);
+    const text = finished?.reply?.content;
+    if (typeof text === 'string' && text) {
+      onEvent({ event: 'model_delta', type: 'model_delta', section: event.section, role: finished.role, turn: event.turn, text, time: event.time });
+    }
+    onEvent(event);
+  };
+}
+
+// ---- journals: every run's, to download; a downloaded one, to replay ------------------------
+
+$('journal-download').addEventListener('click', () => {
+  if (!lastJournal) return;
+  const url = URL.createObjectURL(new Blob([journalText(lastJournal.entries)], { type: 'application/json' }));
+  const a = Object.assign(document.createElement('a'), { href: url, download: lastJournal.name });
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+});
+
+$('journal-replay').addEventListener('change', async (event) => {
+  const [file] = event.target.files;
+  event.target.value = '';
+  if (!file || running) return;
+  let journal;
+  try {
+    journal = await readJournalFile(file);
+  } catch (error) {
+    // Nothing on screen changes: the editor, the last run and its journal stay.
+    $('journal-status').textContent = error.message;
+    setStatus(`not replayed: ${file.name} is not a journal`);
+    return;
+  }
+  await run({ replay: journal, from: file.name });
+});
 
 function cancel() {
   running?.controller.abort();
@@ -768,9 +879,13 @@ try {
 window.playground = {
   get source() { return editor.value; },
   setSource(text) { editor.value = text; edited(); },
+  goTo: (line) => editor.goTo(line),
   run,
   cancel,
   showDiagnostics,
+  /** Resolves once the diagnostics of the editor's text are on screen. */
+  checked: () => checker.idle(),
+  get modelCalls() { return modelCalls; },
   get editorReady() { return editor.ready; },
   get engine() { return engine; },
   get store() { return store; },

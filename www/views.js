@@ -87,14 +87,15 @@ export function renderRounds(list, rounds) {
       r.section ? `## ${r.section}` : null,
       r.role,
       r.turn ? `round ${r.turn}` : null,
-      r.ms === null ? 'waiting…' : `${r.ms} ms`,
+      r.replayed ? 'replayed' : r.ms === null ? 'waiting…' : `${r.ms} ms`,
       usage ? `${usage.input_tokens ?? 0} in / ${usage.output_tokens ?? 0} out` : null,
       r.error ? 'failed' : reply.finish_reason ?? null,
     ].filter(Boolean).join(' · ');
     const details = el('details', 'round-details');
     details.append(el('summary', 'round-head', head));
     const req = r.request ?? {};
-    details.append(block(`Messages sent (${req.messages?.length ?? 0})`, messageList(req.messages), true));
+    if (r.replayed) details.append(el('p', 'round-meta', `${r.sent ?? '?'} message${r.sent === 1 ? '' : 's'} sent: the journal keeps the reply and a digest of the request, not its messages.`));
+    else details.append(block(`Messages sent (${req.messages?.length ?? 0})`, messageList(req.messages), true));
     if (req.tools?.length) details.append(block(`Tools offered (${req.tools.length}): ${req.tools.map((t) => t.name).join(', ')}`, pre(JSON.stringify(req.tools, null, 2))));
     if (r.error) details.append(block('Failure', pre(r.error), true));
     else if (r.reply) {
@@ -104,8 +105,8 @@ export function renderRounds(list, rounds) {
       answer.append(el('p', 'round-meta', `finish reason: ${reply.finish_reason ?? '—'}${reply.model ? ` · model ${reply.model}` : ''}`));
       details.append(block('Reply', answer, true));
     }
-    details.append(block('Request, as sent (JSON)', pre(JSON.stringify(r.request, null, 2))));
-    if (r.reply) details.append(block('Reply, as received (JSON)', pre(JSON.stringify(r.reply, null, 2))));
+    if (r.request) details.append(block('Request, as sent (JSON)', pre(JSON.stringify(r.request, null, 2))));
+    if (r.reply) details.append(block(r.replayed ? 'Reply, as recorded (JSON)' : 'Reply, as received (JSON)', pre(JSON.stringify(r.reply, null, 2))));
     li.append(details);
     list.append(li);
   }
