@@ -73,7 +73,8 @@ arms.push({
       const worker = async () => {
         while (next < ARMS) {
           next++;
-          if ((await generateText({ model: sdkModel, prompt: 'x' })).text !== 'ok') throw new Error('AI SDK pool: a call did not answer ok');
+          if ((await generateText({ model: sdkModel, prompt: 'x' })).text !== 'ok')
+            throw new Error('AI SDK pool: a call did not answer ok');
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -91,7 +92,9 @@ for (let i = 0; i < runs; i++) {
 const pool = samples[arms.length - 1];
 const poolCpu = stats(pool.map((s) => s.cpu)).median;
 const poolWall = stats(pool.map((s) => s.wall)).median;
-console.log(`fanout, ${ARMS} arms x one ${LATENCY} ms round, concurrency ${CONCURRENCY}; ${runs} interleaved samples: median (min, max); median / the pool's`);
+console.log(
+  `fanout, ${ARMS} arms x one ${LATENCY} ms round, concurrency ${CONCURRENCY}; ${runs} interleaved samples: median (min, max); median / the pool's`,
+);
 arms.forEach((arm, j) => {
   const cpu = stats(samples[j].map((s) => s.cpu));
   const wall = stats(samples[j].map((s) => s.wall));
