@@ -26,8 +26,8 @@ struct Shipped {
 pub struct JsHost {
     on_event: Option<Function>,
     signal: JsValue,
-    /// Resolves when the signal aborts: one wait on the signal per run, shared by every
-    /// suspension (each one waiting on the promise itself cost two closures and a `then`).
+    /// Resolves when the signal aborts: one wait on the signal per run, cloned for every
+    /// suspension, rather than a `then` and two wasm-bindgen closures per suspension.
     aborted: Option<Shared<LocalBoxFuture<'static, ()>>>,
     yield_now: Option<Function>,
     /// The prompt's clock, `(chain) => ms` (`clock` in the bridge options).
