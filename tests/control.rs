@@ -415,7 +415,9 @@ fn a_host_that_observes_nothing_gets_only_the_run_events_and_the_same_result() {
     assert_eq!(watched.as_deref(), Some("a1b2c3"));
     assert_eq!(unwatched, watched);
     assert_eq!(unwatched_requests, watched_requests, "the model requests do not depend on an observer");
-    for event in ["task_started", "section_started", "model_turn_started", "model_turn_completed", "log", "section_finished", "task_finished"] {
+    for event in
+        ["task_started", "section_started", "model_turn_started", "model_turn_completed", "log", "section_finished", "task_finished"]
+    {
         assert!(watched_events.iter().any(|e| e == event), "an observer sees {event}");
     }
     assert_eq!(unwatched_events, ["run_started", "run_finished"]);
