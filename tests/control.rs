@@ -393,3 +393,32 @@ fn events_and_model_requests_name_their_chain_and_entry() {
     request_chains.sort();
     assert_eq!(request_chains, ["0.0", "0.1"]);
 }
+
+#[test]
+fn a_host_that_observes_nothing_gets_only_the_run_events_and_the_same_result() {
+    let source = prompt(&format!(
+        "## Main\n\n{}\n### W\n\n{}",
+        lua("local rs = tasks.fanout('### W', { 1, 2, 3 })\nlog('done')\nreturn rs[1].text .. rs[2].text .. rs[3].text"),
+        lua("return models.infer('x') .. sys.index"),
+    ));
+    let run = |unobserved: bool| {
+        let host = Rc::new(TestHost::default());
+        host.unobserved.set(unobserved);
+        host.model("default", vec![json!("a"), json!("b"), json!("c")]);
+        let result = run_host(host.clone(), &source);
+        let events: Vec<String> = host.events.borrow().iter().map(|e| e["event"].as_str().unwrap_or_default().to_string()).collect();
+        let requests = host.requests.borrow().clone();
+        (result.ok().flatten(), events, requests)
+    };
+    let (watched, watched_events, watched_requests) = run(false);
+    let (unwatched, unwatched_events, unwatched_requests) = run(true);
+    assert_eq!(watched.as_deref(), Some("a1b2c3"));
+    assert_eq!(unwatched, watched);
+    assert_eq!(unwatched_requests, watched_requests, "the model requests do not depend on an observer");
+    for event in
+        ["task_started", "section_started", "model_turn_started", "model_turn_completed", "log", "section_finished", "task_finished"]
+    {
+        assert!(watched_events.iter().any(|e| e == event), "an observer sees {event}");
+    }
+    assert_eq!(unwatched_events, ["run_started", "run_finished"]);
+}

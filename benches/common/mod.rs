@@ -10,6 +10,9 @@ pub struct InstantHost;
 
 impl Host for InstantHost {
     fn emit(&self, _event: Json) {}
+    fn observed(&self) -> bool {
+        false
+    }
     fn now_ms(&self) -> f64 {
         0.0
     }

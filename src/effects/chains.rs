@@ -110,7 +110,7 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
     owner.tasks.borrow_mut().push(task.clone());
 
     let s = &run.prompt.sections[section];
-    run.emit(Event::TaskStarted, Some(&s.name), crate::obj!({ "id": id, "target": s.heading, "owner": owner.id(), "entry": ctx.id }));
+    run.emit(Event::TaskStarted, Some(&s.name), || crate::obj!({ "id": id, "target": s.heading, "owner": owner.id(), "entry": ctx.id }));
     let (run2, task2) = (run.clone(), task.clone());
     let body = async move {
         let outcome = (run2.walk_chain)(run2.clone(), chain, section).await;
@@ -131,7 +131,7 @@ pub fn spawn(ctx: &EntryCtx, section: usize, start: ChainStart, starter: Starter
 /// `task_finished`, once a task has ended.
 fn emit_finished(run: &RunShared, task: &Task) {
     let name = &run.prompt.sections[task.section].name;
-    run.emit(Event::TaskFinished, Some(name), crate::obj!({ "id": task.id, "status": task.status().as_str() }));
+    run.emit(Event::TaskFinished, Some(name), || crate::obj!({ "id": task.id, "status": task.status().as_str() }));
 }
 
 /// The heading a task started at.

@@ -150,7 +150,13 @@ impl RunShared {
         }
     }
 
-    pub fn emit(&self, event: Event, section: Option<&str>, mut fields: Json) {
+    /// Emits `event` with the fields `fields` builds: built only when the host observes events,
+    /// so a run nobody watches spends nothing on them (six per fanout arm).
+    pub fn emit(&self, event: Event, section: Option<&str>, fields: impl FnOnce() -> Json) {
+        if !self.host.observed() {
+            return;
+        }
+        let mut fields = fields();
         if let Json::Object(map) = &mut fields {
             map.insert("event".into(), Json::from(event.as_str()));
             map.insert("type".into(), Json::from(event.as_str()));
@@ -242,17 +248,20 @@ impl EntryCtx {
         self.run.prompt.entry_heading(self.section)
     }
 
-    /// `sys.section_name` and the `section` of events: the heading text without markers.
     /// Emits `event` for this entry: its section, and the chain and entry it belongs to, so an
     /// observer can tell two arms of one section apart and nest what happens in an entry.
-    pub fn emit(&self, event: Event, mut fields: Json) {
-        if let Json::Object(map) = &mut fields {
-            map.insert("chain".into(), Json::from(self.chain.id()));
-            map.insert("entry".into(), Json::from(self.id));
-        }
-        self.run.emit(event, Some(self.section_name()), fields);
+    pub fn emit(&self, event: Event, fields: impl FnOnce() -> Json) {
+        self.run.emit(event, Some(self.section_name()), || {
+            let mut fields = fields();
+            if let Json::Object(map) = &mut fields {
+                map.insert("chain".into(), Json::from(self.chain.id()));
+                map.insert("entry".into(), Json::from(self.id));
+            }
+            fields
+        });
     }
 
+    /// `sys.section_name` and the `section` of events: the heading text without markers.
     pub fn section_name(&self) -> &str {
         match self.section {
             Some(i) => &self.run.prompt.sections[i].name,

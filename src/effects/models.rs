@@ -116,9 +116,9 @@ pub async fn infer(ctx: &EntryCtx, prompt: String, role: Option<String>) -> Resu
     });
     // A model round like a loop's (002: one model_turn_completed per model round), numbered in
     // its own one-round conversation; the section's round count is not touched.
-    ctx.emit(Event::ModelTurnStarted, crate::obj!({ "turn": 1, "role": role }));
+    ctx.emit(Event::ModelTurnStarted, || crate::obj!({ "turn": 1, "role": role }));
     let reply = ctx.run.host.call_model(&role, &spec, request).await.map_err(|e| ctx.host_failure(Incoming::ModelReply, e))?;
-    ctx.emit(Event::ModelTurnCompleted, crate::obj!({ "turn": 1 }));
+    ctx.emit(Event::ModelTurnCompleted, || crate::obj!({ "turn": 1 }));
     match reply.get("content") {
         // As in a loop round without tool calls: an empty answer is no answer.
         Some(Json::String(text)) if text.is_empty() => Err("the model returned an empty reply".into()),

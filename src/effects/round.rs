@@ -65,9 +65,9 @@ pub fn start(c: &EntryCtx) -> Result<(), Refusal> {
         return Err(Refusal::new(ErrorValueKind::Model, format!("no model is bound to the role {role}")));
     }
     if c.scope().rendered.is_none() {
-        c.emit(Event::ToolScopeValidationStarted, crate::obj!({}));
+        c.emit(Event::ToolScopeValidationStarted, || crate::obj!({}));
         let count = c.scope_mut().render(&c.run.catalog).len();
-        c.emit(Event::ToolScopeValidationSucceeded, crate::obj!({ "tools": count }));
+        c.emit(Event::ToolScopeValidationSucceeded, || crate::obj!({ "tools": count }));
     }
     *c.conversation.round_mut() = Round::default();
     Ok(())
@@ -95,7 +95,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
     let tools = tool_list(ctx);
     let advertised = &tools.advertised;
     let name = ctx.section_name().to_string();
-    ctx.emit(Event::ModelTurnStarted, crate::obj!({ "turn": turn, "role": role }));
+    ctx.emit(Event::ModelTurnStarted, || crate::obj!({ "turn": turn, "role": role }));
     // The host gets the whole conversation by reference and ships what it needs; the borrow
     // ends before the await (the call is made synchronously, the future owns its data).
     let call = {
@@ -116,7 +116,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
         HostError::Failed(message) => model_error(message),
         HostError::TooLarge(bytes) => Refusal::lua(ctx.refuse_incoming(Incoming::ModelReply, bytes)),
     })?;
-    ctx.emit(Event::ModelTurnCompleted, crate::obj!({ "turn": turn }));
+    ctx.emit(Event::ModelTurnCompleted, || crate::obj!({ "turn": turn }));
     let model_id = reply.get("model").and_then(Json::as_str).or_else(|| spec.get("model").and_then(Json::as_str)).unwrap_or(&role);
     let finish = reply.get("finish_reason").and_then(Json::as_str).unwrap_or("stop");
     ctx.conversation.set_model_facts(model_id.to_string(), finish.to_string());
@@ -144,7 +144,7 @@ pub async fn ask_model(ctx: &EntryCtx) -> Result<RoundEnd, Refusal> {
             Some(a) => targets.push(a.target.clone()),
             None => {
                 emit_batch(ctx, turn, &calls, advertised);
-                ctx.emit(Event::ToolCallFailed, crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
+                ctx.emit(Event::ToolCallFailed, || crate::obj!({ "alias": call.name, "tool_call_id": call.id, "turn": turn }));
                 let names: Vec<&str> = advertised.iter().map(|a| a.name.as_str()).collect();
                 let hint = if ctx.run.catalog.by_wire(&call.name).is_some() {
                     " (a catalog tool that was not offered in this section)"
@@ -215,10 +215,10 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
         }
     };
     if let Some((call_id, alias, text)) = refused {
-        ctx.emit(Event::ToolCallFailed, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+        ctx.emit(Event::ToolCallFailed, || crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
         ctx.emit(
             Event::ToolResult,
-            crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": false }),
+            || crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": false }),
         );
         return Ok(index + 1);
     }
@@ -308,5 +308,5 @@ fn emit_batch(c: &EntryCtx, turn: u64, calls: &[ToolCall], advertised: &[Adverti
             o
         })
         .collect();
-    c.emit(Event::AssistantToolCalls, crate::obj!({ "turn": turn, "calls": list }));
+    c.emit(Event::AssistantToolCalls, || crate::obj!({ "turn": turn, "calls": list }));
 }

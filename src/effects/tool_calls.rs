@@ -71,28 +71,25 @@ pub async fn call_catalog(
     match outcome {
         Ok(text) => {
             let text = if trusted { text } else { crate::untrusted::envelope(&text, &ctx.run.nonce) };
-            ctx.emit(Event::ToolCallSucceeded, crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
-            // The event carries a copy of the text: made only for an observer.
-            if ctx.run.host.observed() {
-                ctx.emit(
-                    Event::ToolResult,
-                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
-                );
-            }
+            ctx.emit(Event::ToolCallSucceeded, || crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn }));
+            // The event carries a copy of the text: made only for an observer (`emit` builds it).
+            ctx.emit(
+                Event::ToolResult,
+                || crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": trusted }),
+            );
             Ok((text, trusted))
         }
         Err(msg) => {
             ctx.emit(
                 Event::ToolCallFailed,
-                crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }),
+                || crate::obj!({ "tool": t.id, "alias": used, "tool_call_id": call_id, "turn": turn, "message": msg }),
             );
             if caller == Caller::Model {
                 // The model reads the failure as the call's (untrusted) result.
-                let text = crate::untrusted::envelope(&msg, &ctx.run.nonce);
-                ctx.emit(
-                    Event::ToolResult,
-                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": false }),
-                );
+                ctx.emit(Event::ToolResult, || {
+                    let text = crate::untrusted::envelope(&msg, &ctx.run.nonce);
+                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": used, "tool": t.id, "content": text, "trusted": false })
+                });
             }
             Err(msg)
         }
@@ -133,18 +130,16 @@ pub enum LocalEnd {
 pub fn local_finished(c: &EntryCtx, alias: &str, call_id: &str, turn: Option<u64>, end: &LocalEnd) {
     let turn = turn.unwrap_or_else(|| c.scope().turn);
     c.scope_mut().handler_depth -= 1;
-    let failed = || c.emit(Event::ToolCallFailed, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+    let failed = || c.emit(Event::ToolCallFailed, || crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
     match end {
         LocalEnd::Raised if c.run.stopped() => {}
         LocalEnd::Raised | LocalEnd::BadReturn(_) => failed(),
         LocalEnd::Answered(text) => {
-            c.emit(Event::ToolCallSucceeded, crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
-            if c.run.host.observed() {
-                c.emit(
-                    Event::ToolResult,
-                    crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
-                );
-            }
+            c.emit(Event::ToolCallSucceeded, || crate::obj!({ "alias": alias, "tool_call_id": call_id, "turn": turn }));
+            c.emit(
+                Event::ToolResult,
+                || crate::obj!({ "turn": turn, "tool_call_id": call_id, "alias": alias, "content": text, "trusted": true }),
+            );
         }
     }
 }

@@ -86,11 +86,13 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
     // copy of its conversation goes with it.
     let _ended = ConversationEnd(run.clone(), conversation);
     let ctx = Rc::new(EntryCtx::new(run.clone(), chain.clone(), section, id, item, conversation));
-    let mut started = crate::obj!({ "id": id, "heading": ctx.heading() });
-    if let Some(caller) = chain.caller {
-        started["caller"] = Json::from(caller);
-    }
-    ctx.emit(Event::SectionStarted, started);
+    ctx.emit(Event::SectionStarted, || {
+        let mut started = crate::obj!({ "id": id, "heading": ctx.heading() });
+        if let Some(caller) = chain.caller {
+            started["caller"] = Json::from(caller);
+        }
+        started
+    });
     let body = match section {
         Some(i) => &run.prompt.sections[i].body,
         None => &run.prompt.h1,
@@ -108,7 +110,7 @@ pub async fn run_entry(run: &Rc<RunShared>, chain: &Rc<Chain>, section: Option<u
         Ok(EntryEnd::Jumped(_)) => "jumped",
         Err(_) => "failed",
     };
-    ctx.emit(Event::SectionFinished, crate::obj!({ "id": id, "outcome": outcome }));
+    ctx.emit(Event::SectionFinished, || crate::obj!({ "id": id, "outcome": outcome }));
     result
 }
 

@@ -23,6 +23,6 @@ pub fn log(lua: &Lua, env: &Env, message: &Value) -> Answer {
     if let Some(c) = text.chars().find(|&c| c.is_control() && c != '\n' && c != '\t') {
         return fail(lua, ErrorValueKind::Lua, format!("log message contains the control character U+{:04X}", c as u32));
     }
-    ctx.emit(Event::Log, crate::obj!({ "id": ctx.id, "message": text }));
+    ctx.emit(Event::Log, || crate::obj!({ "id": ctx.id, "message": text }));
     ok(lua, ())
 }

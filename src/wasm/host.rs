@@ -1,7 +1,7 @@
 //! [`Host`] over the wrapper's JS callbacks: `onEvent`, the `AbortSignal`, `yieldNow`, and the
 //! model functions.
 
-use futures::future::LocalBoxFuture;
+use futures::future::{FutureExt, LocalBoxFuture, Shared};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value as Json;
 use std::cell::RefCell;
@@ -26,8 +26,9 @@ struct Shipped {
 pub struct JsHost {
     on_event: Option<Function>,
     signal: JsValue,
-    /// Resolves when the signal aborts; created once per run.
-    aborted: Option<Promise>,
+    /// Resolves when the signal aborts: one wait on the signal per run, cloned for every
+    /// suspension, rather than a `then` and two wasm-bindgen closures per suspension.
+    aborted: Option<Shared<LocalBoxFuture<'static, ()>>>,
     yield_now: Option<Function>,
     /// The prompt's clock, `(chain) => ms` (`clock` in the bridge options).
     clock: Option<Function>,
@@ -51,7 +52,7 @@ impl JsHost {
         let signal = run_option(options, RunKey::Signal);
         let aborted = (!signal.is_undefined()).then(|| {
             let target = signal.clone();
-            Promise::new(&mut |resolve, _| {
+            let promise = Promise::new(&mut |resolve, _| {
                 if get(&target, "aborted").as_bool() == Some(true) {
                     let _ = resolve.call0(&JsValue::UNDEFINED);
                     return;
@@ -61,7 +62,12 @@ impl JsHost {
                 if let Ok(add) = get(&target, "addEventListener").dyn_into::<Function>() {
                     let _ = add.call3(&target, &"abort".into(), &resolve, &opts);
                 }
-            })
+            });
+            let fired = JsFuture::from(promise);
+            let wait: LocalBoxFuture<'static, ()> = Box::pin(async move {
+                let _ = fired.await;
+            });
+            wait.shared()
         });
         let conversations = run_option(options, RunKey::Conversations);
         let request_fn: Option<Function> = get(&conversations, "request").dyn_into().ok();
@@ -182,12 +188,7 @@ impl Host for JsHost {
 
     fn cancelled(&self) -> LocalBoxFuture<'static, ()> {
         match &self.aborted {
-            Some(p) => {
-                let fut = JsFuture::from(p.clone());
-                Box::pin(async move {
-                    let _ = fut.await;
-                })
-            }
+            Some(aborted) => Box::pin(aborted.clone()),
             None => Box::pin(futures::future::pending()),
         }
     }

@@ -88,10 +88,11 @@ pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// JSON data as plain JS values, built value by value: each string is copied out of the module
-/// once, where a JSON text of the whole value would first be written out in wasm memory (a large
-/// tool-call argument or tool result, in a request or an event). The values are those
-/// `JSON.parse` would make of the value's text: `Object.fromEntries` defines each key as an own
+/// JSON data as plain JS values. A small array or object crosses as its JSON text, parsed by
+/// `JSON.parse` in one call; a larger one is built value by value, each string copied out of the
+/// module once, where its whole JSON text would first be written out in wasm memory (a large
+/// tool-call argument or tool result, in a request or an event). Either way the values are those
+/// `JSON.parse` makes of the value's text: `Object.fromEntries` defines each key as an own
 /// property (`__proto__` too), in the same order, and a number is the same nearest double.
 pub(crate) fn to_js(value: &Json) -> JsValue {
     match value {
@@ -99,11 +100,46 @@ pub(crate) fn to_js(value: &Json) -> JsValue {
         Json::Bool(b) => JsValue::from_bool(*b),
         Json::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(0.0)),
         Json::String(s) => JsValue::from_str(s),
+        Json::Array(_) | Json::Object(_) => match short_text(value).map(|text| js_sys::JSON::parse(&text)) {
+            Some(Ok(parsed)) => parsed,
+            _ => structured(value),
+        },
+    }
+}
+
+/// The most bytes of JSON text a value crosses as (`to_js`). Building a value by value costs
+/// several boundary calls per key or item, more than writing and parsing a short text.
+const SHORT_TEXT_BYTES: usize = 4096;
+
+/// `value`'s JSON text when it has at most [`SHORT_TEXT_BYTES`] bytes; writing stops there.
+fn short_text(value: &Json) -> Option<String> {
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + bytes.len() > SHORT_TEXT_BYTES {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped(Vec::new());
+    serde_json::to_writer(&mut out, value).ok()?;
+    String::from_utf8(out.0).ok()
+}
+
+/// An array or object built value by value (its members through [`to_js`]).
+fn structured(value: &Json) -> JsValue {
+    match value {
         Json::Array(items) => items.iter().map(to_js).collect::<js_sys::Array>().into(),
         Json::Object(map) => {
             let entries: js_sys::Array = map.iter().map(|(k, v)| js_sys::Array::of2(&JsValue::from_str(k), &to_js(v))).collect();
             js_sys::Object::from_entries(&entries).map_or(JsValue::NULL, JsValue::from)
         }
+        scalar => to_js(scalar),
     }
 }
 

@@ -25,6 +25,9 @@ pub type ToolCall = Rc<dyn Fn(&Json) -> LocalBoxFuture<'static, Result<String, S
 #[derive(Default)]
 pub struct TestHost {
     pub events: RefCell<Vec<Json>>,
+    /// Says no one observes the run's events (`Host::observed`), as a wasm host without an
+    /// observer does.
+    pub unobserved: Cell<bool>,
     pub cancelled: Cell<bool>,
     /// Cancel once this many slices have yielded (a stand-in for a timer firing).
     pub cancel_after_yields: Cell<Option<u32>>,
@@ -90,6 +93,9 @@ impl TestHost {
 }
 
 impl Host for TestHost {
+    fn observed(&self) -> bool {
+        !self.unobserved.get()
+    }
     fn emit(&self, event: Json) {
         self.events.borrow_mut().push(event);
     }
