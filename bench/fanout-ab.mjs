@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { stats } from './results.mjs';
+import { ARMS, CONCURRENCY, LATENCY, fanoutSrc as src, makeSdkPool, model } from './fanout-workload.mjs';
 
 const [runsArg, ...pkgs] = process.argv.slice(2);
 const runs = Number(runsArg);
@@ -18,18 +19,6 @@ if (!Number.isInteger(runs) || runs < 1 || pkgs.length === 0) {
   console.error('usage: node bench/fanout-ab.mjs RUNS PKG_DIR [PKG_DIR ...]');
   process.exit(2);
 }
-const { generateText } = await import('ai7');
-const { MockLanguageModelV4 } = await import('ai7/test');
-
-const LATENCY = 5;
-const ARMS = 1000;
-const CONCURRENCY = 64;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const src = `# F\n\n## Main\n\n\`\`\`lua\nlocal c = {}\nfor i = 1, ${ARMS} do c[i] = i end\nlocal rs = tasks.fanout('### W', c)\nreturn #rs\n\`\`\`\n\n### W\n\n\`\`\`lua\nreturn models.infer('x')\n\`\`\`\n`;
-const model = async () => {
-  await sleep(LATENCY);
-  return { content: 'ok', finish_reason: 'stop' };
-};
 
 /** CPU µs per arm and wall ms of one sample. */
 const sample = async (fn) => {
@@ -54,32 +43,8 @@ for (const dir of pkgs) {
       }),
   });
 }
-const sdkModel = new MockLanguageModelV4({
-  doGenerate: async () => {
-    await sleep(LATENCY);
-    return {
-      content: [{ type: 'text', text: 'ok' }],
-      finishReason: { unified: 'stop', raw: 'stop' },
-      usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } },
-      warnings: [],
-    };
-  },
-});
-arms.push({
-  name: `AI SDK 7 pool (${CONCURRENCY} wide)`,
-  run: () =>
-    sample(async () => {
-      let next = 0;
-      const worker = async () => {
-        while (next < ARMS) {
-          next++;
-          if ((await generateText({ model: sdkModel, prompt: 'x' })).text !== 'ok')
-            throw new Error('AI SDK pool: a call did not answer ok');
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    }),
-});
+const sdkPool = await makeSdkPool();
+arms.push({ name: `AI SDK 7 pool (${CONCURRENCY} wide)`, run: () => sample(sdkPool) });
 
 for (const arm of arms) await arm.run(); // warm-up
 const samples = arms.map(() => []);

@@ -14,56 +14,16 @@
 import { performance } from 'node:perf_hooks';
 import { createEngine } from '../pkg/index.js';
 import { QUICK, stats, interleaved, versus, writeResults } from './results.mjs';
-
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
-if (NODE_MAJOR < 22) {
-  throw new Error(`bench/fanout.mjs needs Node >= 22 for its AI SDK 7 peer (this is ${process.version}): run it with tools/node24 (bench/run.mjs does)`);
-}
-const { generateText } = await import('ai7');
-const { MockLanguageModelV4 } = await import('ai7/test');
+import { ARMS, CONCURRENCY, LATENCY, fanoutSrc, makeSdkPool, model } from './fanout-workload.mjs';
 
 const started = performance.now();
 const RUNS = QUICK ? 3 : 7;
-const LATENCY = 5;
-const ARMS = 1000;
-const CONCURRENCY = 64;
 
 const fmt = ({ min, median, max }, unit, digits = 2) =>
   `${median.toFixed(digits)} ${unit} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const engine = await createEngine();
-const model = async () => {
-  await sleep(LATENCY);
-  return { content: 'ok', finish_reason: 'stop' };
-};
-
-const fanoutSrc = `# F\n\n## Main\n\n\`\`\`lua\nlocal c = {}\nfor i = 1, ${ARMS} do c[i] = i end\nlocal rs = tasks.fanout('### W', c)\nreturn #rs\n\`\`\`\n\n### W\n\n\`\`\`lua\nreturn models.infer('x')\n\`\`\`\n`;
-
-// The peer: the same rounds as AI SDK 7 calls, at most CONCURRENCY in flight (a promise pool).
-const sdkModel = new MockLanguageModelV4({
-  doGenerate: async () => {
-    await sleep(LATENCY);
-    return {
-      content: [{ type: 'text', text: 'ok' }],
-      finishReason: { unified: 'stop', raw: 'stop' },
-      usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } },
-      warnings: [],
-    };
-  },
-});
-async function sdkPool() {
-  const results = new Array(ARMS);
-  let next = 0;
-  const worker = async () => {
-    while (next < ARMS) {
-      const i = next++;
-      results[i] = (await generateText({ model: sdkModel, prompt: 'x' })).text;
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  if (results.filter((t) => t === 'ok').length !== ARMS) throw new Error('AI SDK pool: a call did not answer ok');
-}
+const sdkPool = await makeSdkPool();
 
 /** Wall time and CPU time (user + system, this process) of one sample. */
 const timed = (fn) => async () => {
