@@ -9,11 +9,11 @@
 //
 //   node bench/journal-workerd.mjs [--quick]      (against the current pkg/)
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort, workerdPackageModules } from '../pkg-tests/helpers.mjs';
+import { freePort, writeWorkerdConfig } from '../pkg-tests/helpers.mjs';
 import { QUICK, ROOT, stats, interleaved, writeResults } from './results.mjs';
 
 const started = performance.now();
@@ -25,36 +25,15 @@ const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const prompt = `# Rounds\n\n## Main\n\n\`\`\`lua\nlocal n = 0\nfor i = 1, ${ROUNDS} do\n  n = n + #models.infer('round ' .. i)\nend\nreturn tostring(n)\n\`\`\`\n`;
 
 const dir = mkdtempSync(join(tmpdir(), 'runvil-bench-journal-workerd-'));
-mkdirSync(join(dir, 'data'));
-writeFileSync(
-  join(dir, 'bench.capnp'),
-  `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .main), (name = "data", disk = (path = "data", writable = true)) ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${relative(dir, WORKER)}"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    (className = "BenchRunObject", uniqueKey = "runvil-bench-runs", enableSql = true),
-    (className = "RunvilStoreObject", uniqueKey = "runvil-bench-store", enableSql = true),
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "RUNS", durableObjectNamespace = "BenchRunObject"),
-    (name = "RUNVIL_STORE", durableObjectNamespace = "RunvilStoreObject"),
-  ],
-  compatibilityDate = "2025-01-01",
-);
-`,
-);
+const config = writeWorkerdConfig(dir, {
+  name: 'bench',
+  modules: { 'worker.js': WORKER },
+  durableObjects: { RUNS: 'BenchRunObject', RUNVIL_STORE: 'RunvilStoreObject' },
+});
 
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-const child = spawn(WORKERD, ['serve', join(dir, 'bench.capnp'), '--socket-addr', `http=${base.slice(7)}`], {
+const child = spawn(WORKERD, ['serve', config, '--socket-addr', `http=${base.slice(7)}`], {
   cwd: dir,
   stdio: ['ignore', 'pipe', 'pipe'],
   detached: true,

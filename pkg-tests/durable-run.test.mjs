@@ -8,10 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { ROOT, freePort, localProvider, mulberry32, workerdPackageModules } from './helpers.mjs';
+import { join } from 'node:path';
+import { ROOT, freePort, localProvider, mulberry32, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/run-worker.js');
 const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
@@ -90,35 +90,13 @@ async function provider(t) {
 }
 
 function writeConfig(dir, modelURL) {
-  mkdirSync(join(dir, 'data'), { recursive: true });
-  writeFileSync(join(dir, 'run.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .main),
-    (name = "data", disk = (path = "data", writable = true)),
-    (name = "net", network = (allow = ["public", "local", "private"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${relative(dir, WORKER)}"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    (className = "TestRunObject", uniqueKey = "runvil-test-runs", enableSql = true),
-    (className = "RunvilStoreObject", uniqueKey = "runvil-test-run-store", enableSql = true),
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "RUNS", durableObjectNamespace = "TestRunObject"),
-    (name = "RUNVIL_STORE", durableObjectNamespace = "RunvilStoreObject"),
-    (name = "MODEL_URL", text = "${modelURL}"),
-  ],
-  globalOutbound = "net",
-  compatibilityDate = "2025-01-01",
-);
-`);
+  writeWorkerdConfig(dir, {
+    name: 'run',
+    modules: { 'worker.js': WORKER },
+    durableObjects: { RUNS: 'TestRunObject', RUNVIL_STORE: 'RunvilStoreObject' },
+    text: { MODEL_URL: modelURL },
+    network: true,
+  });
 }
 
 async function startWorkerd(t, dir) {

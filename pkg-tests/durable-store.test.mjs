@@ -6,20 +6,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, mulberry32, workerdPackageModules } from './helpers.mjs';
+import { ROOT, PKG, freePort, mulberry32, workerdPackageModules, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/worker.js');
 const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const CHUNK_BYTES = 128_000;
 
-function tempDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'runvil-durable-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** A local server whose /wait?name=X answers once the test opens gate X. */
 async function gateServer(t) {
@@ -50,43 +44,21 @@ async function gateServer(t) {
   };
 }
 
-/** The workerd config: the test Worker, the package's files as runvil/<file>, objects on `data/`. */
+/** The workerd config: the test Worker and its objects (on `data/`), the gate server reachable. */
 function writeConfig(dir, gateURL) {
-  const rel = (file) => relative(dir, file);
-  const pkgModules = workerdPackageModules(dir);
-  mkdirSync(join(dir, 'data'), { recursive: true });
-  const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'ResettableStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
-  writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .main),
-    (name = "data", disk = (path = "data", writable = true)),
-    (name = "net", network = (allow = ["public", "local", "private"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${rel(WORKER)}"),
-    ${pkgModules.join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    ${namespaces.map((className) => `(className = "${className}", uniqueKey = "runvil-test-${className}", enableSql = true)`).join(',\n    ')},
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "STORE", durableObjectNamespace = "CheckedStoreObject"),
-    (name = "PAUSING", durableObjectNamespace = "PausingStoreObject"),
-    (name = "RESETTABLE", durableObjectNamespace = "ResettableStoreObject"),
-    (name = "FAILING", durableObjectNamespace = "FailingStoreObject"),
-    (name = "NOTSTORE", durableObjectNamespace = "NotAStoreObject"),
-    (name = "GATE_URL", text = "${gateURL}"),
-  ],
-  globalOutbound = "net",
-  compatibilityDate = "2025-01-01",
-);
-`);
-  return join(dir, 'durable.capnp');
+  return writeWorkerdConfig(dir, {
+    name: 'durable',
+    modules: { 'worker.js': WORKER },
+    durableObjects: {
+      STORE: 'CheckedStoreObject',
+      PAUSING: 'PausingStoreObject',
+      RESETTABLE: 'ResettableStoreObject',
+      FAILING: 'FailingStoreObject',
+      NOTSTORE: 'NotAStoreObject',
+    },
+    text: { GATE_URL: gateURL },
+    network: true,
+  });
 }
 
 /**
@@ -122,7 +94,7 @@ async function startWorkerd(t, dir, extraArgs = []) {
 }
 
 async function setup(t) {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   const gate = await gateServer(t);
   writeConfig(dir, gate.url);
   return { dir, gate, server: await startWorkerd(t, dir) };
@@ -456,7 +428,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
 test('types: runvil/workerd (and runvil under the workerd condition) type the store and the class with no Workers types', { timeout: 120_000 }, async (t) => {
   const { execFile } = await import('node:child_process');
   const { cpSync, symlinkSync } = await import('node:fs');
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   mkdirSync(join(dir, 'node_modules'));
   cpSync(PKG, join(dir, 'node_modules/runvil'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules/typescript'), join(dir, 'node_modules/typescript'));
@@ -493,7 +465,7 @@ test('examples/edge as a Worker with RUNVIL_STORE bound: each workspace keeps th
     }));
   });
   t.after(provider.close);
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   const rel = (file) => relative(dir, file);
   const example = join(ROOT, 'examples/edge');
   const pkgModules = workerdPackageModules(dir).join(',\n    ');

@@ -1,12 +1,20 @@
 // Shared by the package tests. Not a test file (node --test only picks *.test.mjs here).
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PKG = fileURLToPath(new URL('../pkg/', import.meta.url));
+
+/** A fresh temporary directory named after `name`, removed when the test `t` ends. */
+export function tempDir(t, name) {
+  const dir = mkdtempSync(join(tmpdir(), `runvil-${name}-`));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 /**
  * The package's modules (its .js files, in its folders too, and the .wasm) as entries of a workerd
@@ -20,6 +28,55 @@ export function workerdPackageModules(dir) {
     const name = file === 'workerd.js' ? 'runvil/workerd' : `runvil/${file}`;
     return `(name = "${name}", ${file.endsWith('.wasm') ? 'wasm' : 'esModule'} = embed "${relative(dir, join(PKG, file))}")`;
   });
+}
+
+/**
+ * Writes `dir/<name>.capnp`, a workerd config serving one Worker on the socket `http` (its address
+ * is given on workerd's command line): its `modules` (module name -> file, embedded by its path
+ * relative to `dir`; the first is the main module) then the package's (workerdPackageModules).
+ * `durableObjects` binds names to Durable Object classes the modules export, kept in `dir/data`;
+ * `text` binds names to text; `network` lets the Worker's fetch reach local addresses (a provider
+ * on this machine). Answers the config's path.
+ * @param {string} dir
+ * @param {{ modules: Record<string, string>, durableObjects?: Record<string, string>,
+ *   text?: Record<string, string>, network?: boolean, name?: string }} worker
+ */
+export function writeWorkerdConfig(dir, { modules, durableObjects = {}, text = {}, network = false, name = 'worker' }) {
+  const classes = [...new Set(Object.values(durableObjects))];
+  const services = ['(name = "main", worker = .main)'];
+  if (classes.length) {
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    services.push('(name = "data", disk = (path = "data", writable = true))');
+  }
+  if (network) services.push('(name = "net", network = (allow = ["public", "local", "private"]))');
+  const bindings = [
+    ...Object.entries(durableObjects).map(([binding, className]) => `(name = "${binding}", durableObjectNamespace = "${className}")`),
+    ...Object.entries(text).map(([binding, value]) => `(name = "${binding}", text = ${JSON.stringify(value)})`),
+  ];
+  const fields = [
+    `modules = [\n    ${[
+      ...Object.entries(modules).map(([module, file]) => `(name = "${module}", esModule = embed "${relative(dir, file)}")`),
+      ...workerdPackageModules(dir),
+    ].join(',\n    ')},\n  ]`,
+  ];
+  if (classes.length) {
+    fields.push(`durableObjectNamespaces = [\n    ${classes.map((c) => `(className = "${c}", uniqueKey = "runvil-${c}", enableSql = true)`).join(',\n    ')},\n  ]`);
+    fields.push('durableObjectStorage = (localDisk = "data")');
+  }
+  if (bindings.length) fields.push(`bindings = [\n    ${bindings.join(',\n    ')},\n  ]`);
+  if (network) fields.push('globalOutbound = "net"');
+  fields.push('compatibilityDate = "2025-01-01"');
+  const config = join(dir, `${name}.capnp`);
+  writeFileSync(config, `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ ${services.join(', ')} ],
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
+);
+const main :Workerd.Worker = (
+  ${fields.join(',\n  ')},
+);
+`);
+  return config;
 }
 
 /** The exact result examples/smoke.md must produce, in every runtime. */

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { build } from 'esbuild';
-import { PKG, ROOT, freePort, startServer, workerdPackageModules } from './helpers.mjs';
+import { PKG, ROOT, freePort, startServer, writeWorkerdConfig } from './helpers.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
 /** The SDK pieces a host wires, plus the span summary both runtimes answer, as one ES module. */
@@ -181,28 +181,12 @@ export default {
 };
 `,
   );
-  writeFileSync(
-    join(dir, 'trace.capnp'),
-    `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .w) ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const w :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "worker.js"),
-    (name = "otel.js", esModule = embed "otel.js"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  compatibilityDate = "2025-01-01",
-);
-`,
-  );
+  const config = writeWorkerdConfig(dir, { modules: { 'worker.js': join(dir, 'worker.js'), 'otel.js': join(dir, 'otel.js') } });
   const port = await freePort();
   const { value: response, log } = await startServer(
     t,
     join(ROOT, 'node_modules/.bin/workerd'),
-    ['serve', join(dir, 'trace.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
+    ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
     () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: PROMPT }),
   );
   assert.equal(response.status, 200, log());
