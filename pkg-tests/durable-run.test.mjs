@@ -7,14 +7,12 @@
 // The Worker is pkg-tests/durable/run-worker.js. RUNVIL_KILL_SEED picks the kill points.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, freePort, localProvider, mulberry32, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, localProvider, mulberry32, startWorkerd, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/run-worker.js');
-const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const SEED = Number(process.env.RUNVIL_KILL_SEED ?? 20261205);
 
 const PROMPT = `---
@@ -99,36 +97,15 @@ function writeConfig(dir, modelURL) {
   });
 }
 
-async function startWorkerd(t, dir) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(WORKERD, ['serve', join(dir, 'run.capnp'), '--socket-addr', `http=127.0.0.1:${port}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  };
-  t.after(kill);
-  for (const deadline = Date.now() + 60_000; ;) {
-    if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}:\n${output}`);
-    try {
-      const probe = await fetch(`${base}/`);
-      await probe.text();
-      if (probe.status === 404) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`workerd did not answer in 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, kill, log: () => output };
+/** workerd on the config in `dir`, killed when the test ends (the kill tests kill it sooner). */
+async function serve(t, dir) {
+  const server = await startWorkerd(join(dir, 'run.capnp'));
+  t.after(server.kill);
+  return server;
 }
 
 async function call(server, path, init) {
-  const response = await fetch(`${server.base}${path}`, init);
+  const response = await fetch(`${server.url}${path}`, init);
   const text = await response.text();
   assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
   return JSON.parse(text);
@@ -136,7 +113,7 @@ async function call(server, path, init) {
 
 /** Attaches to run `id`: its events and outcome. */
 async function attach(server, id) {
-  const response = await fetch(`${server.base}/runs/${id}`);
+  const response = await fetch(`${server.url}/runs/${id}`);
   assert.equal(response.status, 200, server.log());
   const items = (await response.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
   return { events: items.filter((i) => i.event).map((i) => i.event), outcome: items.find((i) => 'outcome' in i)?.outcome };
@@ -149,7 +126,7 @@ test('a run owned by a Durable Object: start, attach, outcome, files; the same s
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-object-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  const server = await startWorkerd(t, dir);
+  const server = await serve(t, dir);
   const started = await start(server, 'r1');
   assert.equal(started.status, 'running');
   const { events, outcome } = await attach(server, 'r1');
@@ -163,7 +140,7 @@ test('a run owned by a Durable Object: start, attach, outcome, files; the same s
   });
   // Starting it again answers the ended run; another prompt or args under its id is refused.
   assert.equal((await start(server, 'r1')).outcome.result, outcome.result);
-  const other = await fetch(`${server.base}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
+  const other = await fetch(`${server.url}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
   assert.equal(other.status, 500);
   assert.equal(model.state.calls, 6);
   // Cancel: a run whose model call is held ends Cancelled, recorded.
@@ -182,7 +159,7 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  let server = await startWorkerd(t, dir);
+  let server = await serve(t, dir);
   await start(server, 'whole');
   const whole = await attach(server, 'whole');
   const wholeFiles = await call(server, '/runs/whole/files');
@@ -206,7 +183,7 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
     const atKill = model.state.calls - before;
     model.state.holdAt = 0;
     model.state.reportAt = 0;
-    server = await startWorkerd(t, dir);
+    server = await serve(t, dir);
     const stored = (await call(server, `/runs/${id}/journal`)).filter((e) => e.kind === 'model').length;
     const resumed = await attach(server, id);
     const label = `trial ${trial} (seed ${SEED}): ${mode} at call ${at}`;

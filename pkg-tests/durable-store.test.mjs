@@ -3,15 +3,13 @@
 // workerd can be restarted (and SIGKILLed) on the same data. The Worker is pkg-tests/durable/worker.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, mulberry32, workerdPackageModules, tempDir, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, PKG, freePort, mulberry32, startWorkerd, tempDir, workerdPackageModules, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/worker.js');
-const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const CHUNK_BYTES = 128_000;
 
 
@@ -61,43 +59,18 @@ function writeConfig(dir, gateURL) {
   });
 }
 
-/**
- * Starts workerd on `dir`'s config (its own process group); resolves once it answers. `kill()`
- * SIGKILLs it and resolves when it is gone; the test's end kills it too.
- */
-async function startWorkerd(t, dir, extraArgs = []) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(WORKERD, ['serve', join(dir, 'durable.capnp'), '--socket-addr', `http=127.0.0.1:${port}`, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  };
-  t.after(kill);
-  for (const deadline = Date.now() + 60_000; ;) {
-    if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}:\n${output}`);
-    try {
-      const probe = await fetch(`${base}/`);
-      await probe.text();
-      if (probe.status === 404) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`workerd did not answer in 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, kill, log: () => output };
+/** workerd on the config in `dir` (`args` added), killed when the test ends (or sooner, by a test). */
+async function serve(t, dir, args = []) {
+  const server = await startWorkerd(join(dir, 'durable.capnp'), { args });
+  t.after(server.kill);
+  return server;
 }
 
 async function setup(t) {
   const dir = tempDir(t, 'durable');
   const gate = await gateServer(t);
   writeConfig(dir, gate.url);
-  return { dir, gate, server: await startWorkerd(t, dir) };
+  return { dir, gate, server: await serve(t, dir) };
 }
 
 /**
@@ -105,7 +78,7 @@ async function setup(t) {
  * streams. Resolves with the outcome and the events.
  */
 async function runPrompt(server, source, { ws = 'w', ns = 'STORE', query = '', onEvent } = {}) {
-  const response = await fetch(`${server.base}/run?ws=${encodeURIComponent(ws)}&ns=${ns}${query}`, { method: 'POST', body: source });
+  const response = await fetch(`${server.url}/run?ws=${encodeURIComponent(ws)}&ns=${ns}${query}`, { method: 'POST', body: source });
   assert.equal(response.status, 200, server.log());
   const events = [];
   let outcome;
@@ -129,7 +102,7 @@ async function runPrompt(server, source, { ws = 'w', ns = 'STORE', query = '', o
 }
 
 async function getJSON(server, path) {
-  const response = await fetch(`${server.base}${path}`);
+  const response = await fetch(`${server.url}${path}`);
   const text = await response.text();
   assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
   return JSON.parse(text);
@@ -174,7 +147,7 @@ test('runs write, append, read and delete files across requests; a workerd resta
 
   // workerd killed and started again on the same directory: everything is there.
   await server.kill();
-  const again = await startWorkerd(t, dir);
+  const again = await serve(t, dir);
   const after = await dump(again);
   assert.deepEqual({ files: after.files, dirs: after.dirs }, expected);
   const third = await runPrompt(again, prompt(["return store.read('notes/a.txt') .. ' ' .. tostring(store.exists('gone/x.txt')) .. ' ' .. tostring(store.exists('gone'))"]));
@@ -187,7 +160,7 @@ test('runs write, append, read and delete files across requests; a workerd resta
 test('the host API imports, lists, reads and deletes files, taking its turn like a run', { timeout: 120_000 }, async (t) => {
   const { server } = await setup(t);
   const post = async (query, files) => {
-    const response = await fetch(`${server.base}/host?ws=h${query}`, { method: 'POST', body: JSON.stringify(files) });
+    const response = await fetch(`${server.url}/host?ws=h${query}`, { method: 'POST', body: JSON.stringify(files) });
     const text = await response.text();
     assert.equal(response.status, 200, text + server.log());
     return JSON.parse(text);
@@ -306,7 +279,7 @@ test('workerd SIGKILLed mid-run leaves a prefix of the batches and no torn file 
     if (!killing) await server.kill(); // the run beat the kill: the whole run is the prefix
     const label = `trial ${trial} (seed ${seed}): kill after ${killAfter} batches + ${delay} ms`;
 
-    const again = await startWorkerd(t, dir);
+    const again = await serve(t, dir);
     const state = await dump(again, 'crash');
     const j = Array.from({ length: KILL_BLOCKS + 1 }, (_, k) => k).find((k) => JSON.stringify(sorted(state.files)) === JSON.stringify(stateAfter(k)));
     assert.notEqual(j, undefined, `${label}: the workspace is not the state after any number of batches: ${JSON.stringify(Object.keys(state.files)).slice(0, 300)}`);
@@ -334,7 +307,7 @@ test('workerd SIGKILLed between staging a batch and applying it: the batch is ab
     await gate.reached(`stage-${killAtStage}`); // batch killAtStage's chunks are stored, its apply not sent
     await server.kill();
     assert.ok((await run).error, 'the run died with workerd');
-    const again = await startWorkerd(t, dir);
+    const again = await serve(t, dir);
     const state = await dump(again, 'crash', 'PAUSING');
     assert.deepEqual(sorted(state.files), stateAfter(killAtStage - 1), `killed at stage ${killAtStage}`);
     assert.deepEqual(state.verify.problems, []);
@@ -510,13 +483,13 @@ const tests :Workerd.Worker = (
 );
 `);
   const dumpPort = await freePort();
-  const server = await startWorkerd(t, dir, ['--socket-addr', `dump=127.0.0.1:${dumpPort}`]);
+  const server = await serve(t, dir, ['--socket-addr', `dump=127.0.0.1:${dumpPort}`]);
   for (const [q, workspace] of [['What is workerd?', 'a'], ['And runvil?', 'a'], ['Hello?', 'b']]) {
-    const response = await fetch(`${server.base}/run?q=${encodeURIComponent(q)}&workspace=${workspace}`);
+    const response = await fetch(`${server.url}/run?q=${encodeURIComponent(q)}&workspace=${workspace}`);
     const text = await response.text();
     assert.match(text, /event: outcome\ndata: \{"ok":true,"result":"Answered\."/, `${text}\n${server.log()}`);
   }
-  const files = async (ws) => (await getJSON({ base: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
+  const files = async (ws) => (await getJSON({ url: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
   assert.deepEqual(await files('a'), { 'questions.md': entry('- What is workerd?\n- And runvil?\n') });
   assert.deepEqual(await files('b'), { 'questions.md': entry('- Hello?\n') });
 });

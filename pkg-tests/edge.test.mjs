@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, PKG, freePort, localProvider, startServer, tempDir, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, PKG, freePort, localProvider, startServer, startWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const EXAMPLE = join(ROOT, 'examples/edge');
 const FACT = 'workerd is the open-source runtime behind Cloudflare Workers.';
@@ -99,10 +99,10 @@ test('examples/edge as a Worker in workerd: a prompt per request, its model and 
     text: { OPENAI_BASE_URL: provider.baseURL, OPENAI_API_KEY: 'test-key', MODEL: 'edge-model' },
     network: true,
   });
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const log = await serveAt(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`], base);
-  await checkRuns(base, provider, log);
+  const server = await startWorkerd(config);
+  t.after(server.kill);
+  assert.equal((await fetch(`${server.url}/`)).status, 404, server.log());
+  await checkRuns(server.url, provider, server.log);
 });
 
 /** The example beside a node_modules/runvil holding the package, as a Deno or Bun project has it. */

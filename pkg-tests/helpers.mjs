@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -141,32 +141,71 @@ export function freePort() {
 }
 
 /**
- * Runs a server `command` in its own process group until the test `t` ends, then SIGKILLs the
- * whole group (npm's wrappers spawn the real binary: both go together, and no orphan keeps the
- * suite waiting). Polls `ready()` until it answers without throwing (a refused fetch is "not yet"),
- * failing early if the server exits, and after 60 s. Resolves with `{ value, log }`: what `ready`
- * answered and a function giving the server's output so far.
+ * Runs a server `command` in its own process group. Polls `ready()` until it answers without
+ * throwing (a refused fetch is "not yet"), failing early if the server exits, and after 60 s.
+ * Resolves with `{ value, log, kill }`: what `ready` answered, a function giving the server's
+ * output so far, and one that SIGKILLs the whole group (npm's wrappers spawn the real binary: both
+ * go together) and resolves once it is gone. The caller kills it; `startServer` does so for a test.
  */
-export async function startServer(t, command, args, ready, options = {}) {
+export async function spawnServer(command, args, ready, options = {}) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
   const log = () => output;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.after(async () => {
+  const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
     }
     await exited;
-  });
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}:\n${output}`);
-    try {
-      return { value: await ready(), log };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+  };
+  try {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}:\n${output}`);
+      try {
+        return { value: await ready(), log, kill };
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
+    throw new Error(`${command} did not answer in 60 s:\n${output}`);
+  } catch (error) {
+    await kill();
+    throw error;
   }
-  throw new Error(`${command} did not answer in 60 s:\n${output}`);
+}
+
+/**
+ * `spawnServer` until the test `t` ends (no orphan keeps the suite waiting). Resolves with
+ * `{ value, log }`.
+ */
+export async function startServer(t, command, args, ready, options = {}) {
+  const { value, log, kill } = await spawnServer(command, args, ready, options);
+  t.after(kill);
+  return { value, log };
+}
+
+/** The workerd binary (npm dev dependency workerd). */
+export const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
+
+/**
+ * Serves the workerd `config` (writeWorkerdConfig) on a free 127.0.0.1 port, from the config's
+ * folder (where its `data/` is), with `args` added to the command line. Resolves once a GET of `/`
+ * answers, with `{ url, log, kill }` (spawnServer's); the caller kills it (a test: `t.after(kill)`).
+ * @param {string} config
+ * @param {{ args?: string[] }} [options]
+ */
+export async function startWorkerd(config, { args = [] } = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const { log, kill } = await spawnServer(
+    WORKERD,
+    ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`, ...args],
+    async () => {
+      await (await fetch(`${url}/`)).text();
+    },
+    { cwd: dirname(config) },
+  );
+  return { url, log, kill };
 }

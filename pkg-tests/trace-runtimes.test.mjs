@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { build } from 'esbuild';
-import { PKG, ROOT, freePort, startServer, writeWorkerdConfig } from './helpers.mjs';
+import { PKG, ROOT, startWorkerd, writeWorkerdConfig } from './helpers.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
 /** The SDK pieces a host wires, plus the span summary both runtimes answer, as one ES module. */
@@ -182,15 +182,11 @@ export default {
 `,
   );
   const config = writeWorkerdConfig(dir, { modules: { 'worker.js': join(dir, 'worker.js'), 'otel.js': join(dir, 'otel.js') } });
-  const port = await freePort();
-  const { value: response, log } = await startServer(
-    t,
-    join(ROOT, 'node_modules/.bin/workerd'),
-    ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
-    () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: PROMPT }),
-  );
-  assert.equal(response.status, 200, log());
+  const server = await startWorkerd(config);
+  t.after(server.kill);
+  const response = await fetch(`${server.url}/`, { method: 'POST', body: PROMPT });
+  assert.equal(response.status, 200, server.log());
   const { outcome, spans } = await response.json();
-  assert.equal(outcome.result, 'done 2', log());
+  assert.equal(outcome.result, 'done 2', server.log());
   assert.deepEqual(spans, EXPECTED);
 });
