@@ -11,76 +11,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, localProvider, mulberry32, startWorkerd, writeWorkerdConfig } from './helpers.mjs';
+import { ARGS, MODEL_CALLS, PROMPT, RESULT, WRITTEN, chatChoice } from './durable/fixture.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/run-worker.js');
 const SEED = Number(process.env.RUNVIL_KILL_SEED ?? 20261205);
 
-const PROMPT = `---
-uses: [probe]
----
-# Durable
-
-## Main
-
-\`\`\`lua
-store.write('d/x.txt', 'first')
-store.append('log.txt', 'start;')
-local intro = call('## Intro', args) .. call('## Loop')
-local arms = tasks.fanout('### Arm', { 'a', 'b', 'c' })
-local parts = {}
-for _, r in ipairs(arms) do parts[#parts + 1] = r.text; store.append('log.txt', 'arm;') end
-return intro .. '|' .. table.concat(parts, ',')
-\`\`\`
-
-### Arm
-
-\`\`\`lua
-local text = models.infer('arm ' .. item)
-store.write('arms/' .. item .. '.txt', text)
-return text
-\`\`\`
-
-## Intro
-
-\`\`\`lua
-local said = models.infer('intro ' .. args)
-store.delete('d/x.txt')
-store.delete('d')
-store.write('d', 'now a file: ' .. said)
-return said
-\`\`\`
-
-## Loop
-
-\`\`\`lua
-tools.offer('probe/look')
-messages:user('look it up')
-local answer = models.loop()
-store.write('loop.txt', answer)
-return answer
-\`\`\`
-`;
-
 /**
- * The provider: answers from the request's last message (a tool call on the loop's first round),
- * counts calls, and can hold call number `holdAt` (never answered) or report when it answered
- * call number `reportAt`.
+ * The provider: answers as the fixture's model (a tool call on the loop's first round), counts
+ * calls, and can hold call number `holdAt` (never answered) or report when it answered call number
+ * `reportAt`.
  */
 async function provider(t) {
   const state = { calls: 0, holdAt: 0, reportAt: 0, onHold: () => {}, onReport: () => {} };
   const server = await localProvider((body, req, res) => {
     const n = ++state.calls;
-    const last = body.messages.at(-1);
-    const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
-    const message = text === 'look it up'
-      ? { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'probe_look', arguments: '{"q":"x"}' } }] }
-      : { role: 'assistant', content: `re:${text.slice(0, 12)}` };
     if (n === state.holdAt) {
       state.onHold();
       return; // in flight until workerd dies
     }
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }] }));
+    res.end(JSON.stringify({ choices: [chatChoice(body)] }));
     if (n === state.reportAt) state.onReport();
   });
   t.after(() => server.close());
@@ -90,7 +40,7 @@ async function provider(t) {
 function writeConfig(dir, modelURL) {
   writeWorkerdConfig(dir, {
     name: 'run',
-    modules: { 'worker.js': WORKER },
+    modules: { 'worker.js': WORKER, 'fixture.mjs': join(ROOT, 'pkg-tests/durable/fixture.mjs') },
     durableObjects: { RUNS: 'TestRunObject', RUNVIL_STORE: 'RunvilStoreObject' },
     text: { MODEL_URL: modelURL },
     network: true,
@@ -119,7 +69,7 @@ async function attach(server, id) {
   return { events: items.filter((i) => i.event).map((i) => i.event), outcome: items.find((i) => 'outcome' in i)?.outcome };
 }
 
-const start = (server, id, args = 'go') => call(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
+const start = (server, id, args = ARGS) => call(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
 
 test('a run owned by a Durable Object: start, attach, outcome, files; the same start again is the same run', { timeout: 120_000 }, async (t) => {
   const model = await provider(t);
@@ -131,18 +81,15 @@ test('a run owned by a Durable Object: start, attach, outcome, files; the same s
   assert.equal(started.status, 'running');
   const { events, outcome } = await attach(server, 'r1');
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
-  assert.equal(outcome.result, 're:intro gore:The text ins|re:arm a,re:arm b,re:arm c');
+  assert.equal(outcome.result, RESULT);
   assert.ok(events.some((e) => e.event === 'section_finished'));
-  assert.equal(model.state.calls, 6);
-  assert.deepEqual(await call(server, '/runs/r1/files'), {
-    'arms/a.txt': 're:arm a', 'arms/b.txt': 're:arm b', 'arms/c.txt': 're:arm c',
-    d: 'now a file: re:intro go', 'log.txt': 'start;arm;arm;arm;', 'loop.txt': 're:The text ins',
-  });
+  assert.equal(model.state.calls, MODEL_CALLS);
+  assert.deepEqual(await call(server, '/runs/r1/files'), WRITTEN);
   // Starting it again answers the ended run; another prompt or args under its id is refused.
   assert.equal((await start(server, 'r1')).outcome.result, outcome.result);
   const other = await fetch(`${server.url}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
   assert.equal(other.status, 500);
-  assert.equal(model.state.calls, 6);
+  assert.equal(model.state.calls, MODEL_CALLS);
   // Cancel: a run whose model call is held ends Cancelled, recorded.
   model.state.holdAt = 7;
   const held = new Promise((resolve) => { model.state.onHold = resolve; });

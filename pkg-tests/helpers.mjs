@@ -1,6 +1,6 @@
 // Shared by the package tests. Not a test file (node --test only picks *.test.mjs here).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -104,6 +104,17 @@ export async function localProvider(onRequest) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { baseURL: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** A directory's files with their text, and its folders as `path/: true` (a store directory). */
+export function tree(dir, prefix = '') {
+  const out = {};
+  for (const name of readdirSync(join(dir, prefix)).sort()) {
+    const rel = prefix ? `${prefix}/${name}` : name;
+    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, { [`${rel}/`]: true }, tree(dir, rel));
+    else out[rel] = readFileSync(join(dir, rel), 'utf8');
+  }
+  return out;
 }
 
 /** mulberry32: a small seeded generator (floats in [0, 1)), so a failing trial re-runs from its seed. */
