@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, localProvider, mulberry32, startWorkerd, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, fetchJson, localProvider, mulberry32, serveWorkerd, writeWorkerdConfig } from './helpers.mjs';
 import { ARGS, MODEL_CALLS, PROMPT, RESULT, WRITTEN, chatChoice } from './durable/fixture.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/run-worker.js');
@@ -47,20 +47,6 @@ function writeConfig(dir, modelURL) {
   });
 }
 
-/** workerd on the config in `dir`, killed when the test ends (the kill tests kill it sooner). */
-async function serve(t, dir) {
-  const server = await startWorkerd(join(dir, 'run.capnp'));
-  t.after(server.kill);
-  return server;
-}
-
-async function call(server, path, init) {
-  const response = await fetch(`${server.url}${path}`, init);
-  const text = await response.text();
-  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
-  return JSON.parse(text);
-}
-
 /** Attaches to run `id`: its events and outcome. */
 async function attach(server, id) {
   const response = await fetch(`${server.url}/runs/${id}`);
@@ -69,14 +55,14 @@ async function attach(server, id) {
   return { events: items.filter((i) => i.event).map((i) => i.event), outcome: items.find((i) => 'outcome' in i)?.outcome };
 }
 
-const start = (server, id, args = ARGS) => call(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
+const start = (server, id, args = ARGS) => fetchJson(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
 
 test('a run owned by a Durable Object: start, attach, outcome, files; the same start again is the same run', { timeout: 120_000 }, async (t) => {
   const model = await provider(t);
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-object-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  const server = await serve(t, dir);
+  const server = await serveWorkerd(t, join(dir, 'run.capnp'));
   const started = await start(server, 'r1');
   assert.equal(started.status, 'running');
   const { events, outcome } = await attach(server, 'r1');
@@ -84,7 +70,7 @@ test('a run owned by a Durable Object: start, attach, outcome, files; the same s
   assert.equal(outcome.result, RESULT);
   assert.ok(events.some((e) => e.event === 'section_finished'));
   assert.equal(model.state.calls, MODEL_CALLS);
-  assert.deepEqual(await call(server, '/runs/r1/files'), WRITTEN);
+  assert.deepEqual(await fetchJson(server, '/runs/r1/files'), WRITTEN);
   // Starting it again answers the ended run; another prompt or args under its id is refused.
   assert.equal((await start(server, 'r1')).outcome.result, outcome.result);
   const other = await fetch(`${server.url}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
@@ -95,10 +81,10 @@ test('a run owned by a Durable Object: start, attach, outcome, files; the same s
   const held = new Promise((resolve) => { model.state.onHold = resolve; });
   await start(server, 'r2');
   await held;
-  const cancelled = await call(server, '/runs/r2/cancel', { method: 'POST' });
+  const cancelled = await fetchJson(server, '/runs/r2/cancel', { method: 'POST' });
   assert.equal(cancelled.status, 'ended');
   assert.equal(cancelled.outcome.error.kind, 'Cancelled');
-  assert.equal((await call(server, '/runs/r2/journal')).at(-1).kind, 'end');
+  assert.equal((await fetchJson(server, '/runs/r2/journal')).at(-1).kind, 'end');
 });
 
 test('workerd SIGKILLed mid-run: the next request resumes the run to the uninterrupted result and files (seeded points)', { timeout: 300_000 }, async (t) => {
@@ -106,10 +92,10 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  let server = await serve(t, dir);
+  let server = await serveWorkerd(t, join(dir, 'run.capnp'));
   await start(server, 'whole');
   const whole = await attach(server, 'whole');
-  const wholeFiles = await call(server, '/runs/whole/files');
+  const wholeFiles = await fetchJson(server, '/runs/whole/files');
   const wholeCalls = model.state.calls;
   const random = mulberry32(SEED);
   const trials = [];
@@ -130,12 +116,12 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
     const atKill = model.state.calls - before;
     model.state.holdAt = 0;
     model.state.reportAt = 0;
-    server = await serve(t, dir);
-    const stored = (await call(server, `/runs/${id}/journal`)).filter((e) => e.kind === 'model').length;
+    server = await serveWorkerd(t, join(dir, 'run.capnp'));
+    const stored = (await fetchJson(server, `/runs/${id}/journal`)).filter((e) => e.kind === 'model').length;
     const resumed = await attach(server, id);
     const label = `trial ${trial} (seed ${SEED}): ${mode} at call ${at}`;
     assert.deepEqual([resumed.outcome.ok, resumed.outcome.result], [true, whole.outcome.result], label);
-    assert.deepEqual(await call(server, `/runs/${id}/files`), wholeFiles, `${label}: the files`);
+    assert.deepEqual(await fetchJson(server, `/runs/${id}/files`), wholeFiles, `${label}: the files`);
     const calls = model.state.calls - before;
     const inFlight = atKill - stored;
     assert.ok(inFlight >= 0 && inFlight <= 3, `${label}: ${inFlight} in flight`);

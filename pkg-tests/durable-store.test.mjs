@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, mulberry32, startWorkerd, tempDir, workerdPackageModules, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, PKG, freePort, mulberry32, fetchJson, serveWorkerd, tempDir, workerdPackageModules, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/worker.js');
 const CHUNK_BYTES = 128_000;
@@ -59,12 +59,8 @@ function writeConfig(dir, gateURL) {
   });
 }
 
-/** workerd on the config in `dir` (`args` added), killed when the test ends (or sooner, by a test). */
-async function serve(t, dir, args = []) {
-  const server = await startWorkerd(join(dir, 'durable.capnp'), { args });
-  t.after(server.kill);
-  return server;
-}
+/** workerd on the config in `dir` (`args` added) until the test ends (or a test kills it). */
+const serve = (t, dir, args = []) => serveWorkerd(t, join(dir, 'durable.capnp'), { args });
 
 async function setup(t) {
   const dir = tempDir(t, 'durable');
@@ -101,14 +97,7 @@ async function runPrompt(server, source, { ws = 'w', ns = 'STORE', query = '', o
   return { outcome, events };
 }
 
-async function getJSON(server, path) {
-  const response = await fetch(`${server.url}${path}`);
-  const text = await response.text();
-  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
-  return JSON.parse(text);
-}
-
-const dump = (server, ws = 'w', ns = 'STORE') => getJSON(server, `/dump?ws=${encodeURIComponent(ws)}&ns=${ns}`);
+const dump = (server, ws = 'w', ns = 'STORE') => fetchJson(server, `/dump?ws=${encodeURIComponent(ws)}&ns=${ns}`);
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 const entry = (data) => ({ size: Buffer.byteLength(data), sha256: sha256(data) });
 
@@ -197,7 +186,7 @@ test('files larger than one storage value round-trip byte for byte, each value w
   // 307,200 + 648,890 + 648,893 bytes in chunks of 128,000: 3 + 6 + 6 values.
   assert.equal(state.verify.chunks, 15);
   assert.equal(state.verify.largestChunk, CHUNK_BYTES);
-  const stats = await getJSON(server, '/stats?ws=big');
+  const stats = await fetchJson(server, '/stats?ws=big');
   assert.deepEqual(stats.violations, []);
   assert.ok(stats.maxValue <= 131_072, `largest value ${stats.maxValue}`);
 });
@@ -209,7 +198,7 @@ test('a batch larger than one transaction is staged, then made visible in one tr
   const lua = "for i = 1, 20 do store.write('f/' .. i .. '.txt', string.rep(string.format('%02d', i), 200000)) end\nreturn 'ok'";
   const run = await runPrompt(server, prompt([lua]), { ws: 'batch' });
   assert.deepEqual(run.outcome, { ok: true, result: 'ok', seed: '1' });
-  const stats = await getJSON(server, '/stats?ws=batch');
+  const stats = await fetchJson(server, '/stats?ws=batch');
   assert.deepEqual({ transactions: stats.transactions, violations: stats.violations }, { transactions: 3, violations: [] });
   assert.ok(stats.maxTransactionBytes <= 16 * 1024 * 1024 && stats.maxTransactionBytes > 2_000_000, `${stats.maxTransactionBytes}`);
   const state = await dump(server, 'batch');
@@ -333,12 +322,12 @@ test('two concurrent runs on one workspace take turns: the second waits for the 
   ], USES_GATE), { ws: 'shared' });
   await gate.reached('A'); // the first run has committed its first batch and holds the workspace
   const second = runPrompt(server, prompt(["store.append('log.txt', 'B')\nreturn store.read('log.txt')"]), { ws: 'shared' });
-  while ((await getJSON(server, '/lease?ws=shared')).waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await fetchJson(server, '/lease?ws=shared')).waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
   gate.open('A');
   assert.deepEqual((await first).outcome, { ok: true, result: 'AA', seed: '1' });
   assert.deepEqual((await second).outcome, { ok: true, result: 'AAB', seed: '1' });
   assert.deepEqual((await dump(server, 'shared')).files, { 'log.txt': entry('AAB') });
-  assert.deepEqual(await getJSON(server, '/lease?ws=shared'), { held: false, waiting: 0 });
+  assert.deepEqual(await fetchJson(server, '/lease?ws=shared'), { held: false, waiting: 0 });
 });
 
 test('a run cancelled while it waits for the workspace ends Cancelled and leaves the lease free', { timeout: 120_000 }, async (t) => {
@@ -353,7 +342,7 @@ test('a run cancelled while it waits for the workspace ends Cancelled and leaves
   // The next run gets the workspace: the cancelled run's turn came and was given straight back.
   const next = await runPrompt(server, prompt(["return store.read('a.txt')"]), { ws: 'c' });
   assert.deepEqual(next.outcome, { ok: true, result: '12', seed: '1' });
-  assert.deepEqual(await getJSON(server, '/lease?ws=c'), { held: false, waiting: 0 });
+  assert.deepEqual(await fetchJson(server, '/lease?ws=c'), { held: false, waiting: 0 });
 });
 
 // ---- failures ------------------------------------------------------------------------------------
@@ -390,7 +379,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
   const readOnly = await runPrompt(server, prompt(["local ok, err = pcall(store.write, 'a.txt', 'new')\nreturn store.read('a.txt') .. ' ' .. err.reason"]), { ns: 'RESETTABLE', query: '&readOnly=1' });
   assert.deepEqual(readOnly.outcome, { ok: true, result: '1 permission_denied', seed: '1' });
   assert.deepEqual((await dump(server, 'w', 'RESETTABLE')).files, { 'a.txt': entry('1') });
-  assert.deepEqual(await getJSON(server, '/construct?binding=NOPE'), { error: {
+  assert.deepEqual(await fetchJson(server, '/construct?binding=NOPE'), { error: {
     name: 'TypeError',
     message: 'durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got undefined',
   } });
@@ -489,7 +478,7 @@ const tests :Workerd.Worker = (
     const text = await response.text();
     assert.match(text, /event: outcome\ndata: \{"ok":true,"result":"Answered\."/, `${text}\n${server.log()}`);
   }
-  const files = async (ws) => (await getJSON({ url: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
+  const files = async (ws) => (await fetchJson({ url: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
   assert.deepEqual(await files('a'), { 'questions.md': entry('- What is workerd?\n- And runvil?\n') });
   assert.deepEqual(await files('b'), { 'questions.md': entry('- Hello?\n') });
 });

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT, localProvider, startWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, fetchJson, localProvider, serveWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const PROMPT = `# Durable
 
@@ -43,20 +43,7 @@ function writeConfig(dir, baseURL) {
   });
 }
 
-async function serve(t, config) {
-  const server = await startWorkerd(config);
-  t.after(server.kill);
-  return server;
-}
-
-async function json(server, path, init) {
-  const response = await fetch(`${server.url}${path}`, init);
-  const text = await response.text();
-  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
-  return JSON.parse(text);
-}
-
-const start = (server, args) => json(server, `/runs?args=${encodeURIComponent(args)}`, { method: 'POST', body: PROMPT });
+const start = (server, args) => fetchJson(server, `/runs?args=${encodeURIComponent(args)}`, { method: 'POST', body: PROMPT });
 
 /** GET /runs/<id>: the run's events, then its outcome, one JSON object a line. */
 async function attach(server, id) {
@@ -70,7 +57,7 @@ async function attach(server, id) {
 
 test('examples/edge/durable-worker.js: a run started, attached to, and its outcome; cancel; other paths 404', { timeout: 120_000 }, async (t) => {
   const model = await provider(t);
-  const server = await serve(t, writeConfig(tempDir(t, 'edge-durable'), model.baseURL));
+  const server = await serveWorkerd(t, writeConfig(tempDir(t, 'edge-durable'), model.baseURL));
   const started = await start(server, 'rivers');
   assert.match(started.id, /^[0-9a-f-]{36}$/);
   assert.equal(started.status, 'running');
@@ -81,7 +68,7 @@ test('examples/edge/durable-worker.js: a run started, attached to, and its outco
   assert.equal(model.state.requests.length, 2);
   assert.deepEqual(model.state.requests.map((r) => [r.authorization, r.body.model]), [['Bearer test-key', 'edge-model'], ['Bearer test-key', 'edge-model']]);
   // Cancelling an ended run answers it as it ended; attaching again replays it without a call.
-  const ended = await json(server, `/runs/${started.id}/cancel`, { method: 'POST' });
+  const ended = await fetchJson(server, `/runs/${started.id}/cancel`, { method: 'POST' });
   assert.deepEqual([ended.status, ended.outcome.result], ['ended', outcome.result]);
   assert.deepEqual((await attach(server, started.id)).outcome.result, outcome.result);
   assert.equal(model.state.requests.length, 2);
@@ -90,7 +77,7 @@ test('examples/edge/durable-worker.js: a run started, attached to, and its outco
   const held = new Promise((resolve) => { model.state.onHold = resolve; });
   const second = await start(server, 'lakes');
   await held;
-  const cancelled = await json(server, `/runs/${second.id}/cancel`, { method: 'POST' });
+  const cancelled = await fetchJson(server, `/runs/${second.id}/cancel`, { method: 'POST' });
   assert.equal(cancelled.status, 'ended');
   assert.equal(cancelled.outcome.error.kind, 'Cancelled', JSON.stringify(cancelled.outcome));
   assert.equal((await attach(server, second.id)).outcome.error.kind, 'Cancelled');
@@ -101,14 +88,14 @@ test('examples/edge/durable-worker.js: a run started, attached to, and its outco
 test('examples/edge/durable-worker.js: workerd SIGKILLed during a model call, the next attach resumes the run', { timeout: 120_000 }, async (t) => {
   const model = await provider(t);
   const config = writeConfig(tempDir(t, 'edge-durable'), model.baseURL);
-  let server = await serve(t, config);
+  let server = await serveWorkerd(t, config);
   model.state.holdAt = 2; // the second call: the first answer is in the journal
   const held = new Promise((resolve) => { model.state.onHold = resolve; });
   const { id } = await start(server, 'rivers');
   await held;
   await server.kill();
   model.state.holdAt = 0;
-  server = await serve(t, config);
+  server = await serveWorkerd(t, config);
   const { outcome } = await attach(server, id);
   assert.deepEqual([outcome.ok, outcome.result], [true, 'echo:first rivers / echo:second'], JSON.stringify(outcome));
   // The answered call is not made again; the one in flight at the kill is.

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, PKG, freePort, localProvider, startServer, startWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
+import { ROOT, PKG, freePort, localProvider, startServer, serveWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const EXAMPLE = join(ROOT, 'examples/edge');
 const FACT = 'workerd is the open-source runtime behind Cloudflare Workers.';
@@ -99,8 +99,7 @@ test('examples/edge as a Worker in workerd: a prompt per request, its model and 
     text: { OPENAI_BASE_URL: provider.baseURL, OPENAI_API_KEY: 'test-key', MODEL: 'edge-model' },
     network: true,
   });
-  const server = await startWorkerd(config);
-  t.after(server.kill);
+  const server = await serveWorkerd(t, config);
   assert.equal((await fetch(`${server.url}/`)).status, 404, server.log());
   await checkRuns(server.url, provider, server.log);
 });

@@ -1,4 +1,5 @@
 // Shared by the package tests. Not a test file (node --test only picks *.test.mjs here).
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -203,7 +204,7 @@ export const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 /**
  * Serves the workerd `config` (writeWorkerdConfig) on a free 127.0.0.1 port, from the config's
  * folder (where its `data/` is), with `args` added to the command line. Resolves once a GET of `/`
- * answers, with `{ url, log, kill }` (spawnServer's); the caller kills it (a test: `t.after(kill)`).
+ * answers, with `{ url, log, kill }` (spawnServer's); the caller kills it (a test: serveWorkerd).
  * @param {string} config
  * @param {{ args?: string[] }} [options]
  */
@@ -219,4 +220,19 @@ export async function startWorkerd(config, { args = [] } = {}) {
     { cwd: dirname(config) },
   );
   return { url, log, kill };
+}
+
+/** startWorkerd until the test `t` ends (a test may kill it sooner: killing twice is harmless). */
+export async function serveWorkerd(t, config, options) {
+  const server = await startWorkerd(config, options);
+  t.after(server.kill);
+  return server;
+}
+
+/** The JSON `server` (startWorkerd's) answers at `path`; anything but a 200 fails with its log. */
+export async function fetchJson(server, path, init) {
+  const response = await fetch(`${server.url}${path}`, init);
+  const text = await response.text();
+  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
+  return JSON.parse(text);
 }

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { ROOT, freePort, startWorkerd } from './helpers.mjs';
+import { ROOT, freePort, serveWorkerd } from './helpers.mjs';
 import { ROOMS } from '../tools/make-package.mjs';
 import {
   BIN, DEMO_BODY, DEMO_RESULT, PAGE_MAIN, demoModule, launchChromium, listFiles, packTarball, pageHtml, run, serveDir,
@@ -300,8 +300,7 @@ const w :Workerd.Worker = (
   compatibilityDate = "2025-01-01",
 );
 `);
-  const server = await startWorkerd(config);
-  t.after(server.kill);
+  const server = await serveWorkerd(t, config);
   const response = await fetch(`${server.url}/`);
   assert.equal(await response.text(), DEMO_RESULT, server.log());
   assert.equal(response.status, 200);

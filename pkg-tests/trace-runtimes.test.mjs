@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { build } from 'esbuild';
-import { PKG, ROOT, startWorkerd, writeWorkerdConfig } from './helpers.mjs';
+import { PKG, ROOT, serveWorkerd, writeWorkerdConfig } from './helpers.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
 /** The SDK pieces a host wires, plus the span summary both runtimes answer, as one ES module. */
@@ -182,8 +182,7 @@ export default {
 `,
   );
   const config = writeWorkerdConfig(dir, { modules: { 'worker.js': join(dir, 'worker.js'), 'otel.js': join(dir, 'otel.js') } });
-  const server = await startWorkerd(config);
-  t.after(server.kill);
+  const server = await serveWorkerd(t, config);
   const response = await fetch(`${server.url}/`, { method: 'POST', body: PROMPT });
   assert.equal(response.status, 200, server.log());
   const { outcome, spans } = await response.json();
