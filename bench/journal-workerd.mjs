@@ -8,83 +8,34 @@
 // Writes bench/results/journal-workerd.json.
 //
 //   node bench/journal-workerd.mjs [--quick]      (against the current pkg/)
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort, workerdPackageModules } from '../pkg-tests/helpers.mjs';
+import { startWorkerd, writeWorkerdConfig } from '../pkg-tests/helpers.mjs';
 import { QUICK, ROOT, stats, interleaved, writeResults } from './results.mjs';
 
 const started = performance.now();
 const ROUNDS = 200;
 const RUNS = QUICK ? 3 : 11;
 const WORKER = join(ROOT, 'bench/workerd/journal-worker.js');
-const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 
 const prompt = `# Rounds\n\n## Main\n\n\`\`\`lua\nlocal n = 0\nfor i = 1, ${ROUNDS} do\n  n = n + #models.infer('round ' .. i)\nend\nreturn tostring(n)\n\`\`\`\n`;
 
 const dir = mkdtempSync(join(tmpdir(), 'runvil-bench-journal-workerd-'));
-mkdirSync(join(dir, 'data'));
-writeFileSync(
-  join(dir, 'bench.capnp'),
-  `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .main), (name = "data", disk = (path = "data", writable = true)) ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${relative(dir, WORKER)}"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    (className = "BenchRunObject", uniqueKey = "runvil-bench-runs", enableSql = true),
-    (className = "RunvilStoreObject", uniqueKey = "runvil-bench-store", enableSql = true),
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "RUNS", durableObjectNamespace = "BenchRunObject"),
-    (name = "RUNVIL_STORE", durableObjectNamespace = "RunvilStoreObject"),
-  ],
-  compatibilityDate = "2025-01-01",
-);
-`,
-);
-
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const child = spawn(WORKERD, ['serve', join(dir, 'bench.capnp'), '--socket-addr', `http=${base.slice(7)}`], {
-  cwd: dir,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  detached: true,
+const config = writeWorkerdConfig(dir, {
+  name: 'bench',
+  modules: { 'worker.js': WORKER },
+  durableObjects: { RUNS: 'BenchRunObject', RUNVIL_STORE: 'RunvilStoreObject' },
 });
-let output = '';
-child.stdout.on('data', (d) => (output += d));
-child.stderr.on('data', (d) => (output += d));
-const stop = () => {
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
+
+const server = await startWorkerd(config).catch((error) => {
   rmSync(dir, { recursive: true, force: true });
-};
+  throw error;
+});
+const base = server.url;
 
 try {
-  for (const deadline = Date.now() + 60_000; ; ) {
-    if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}:\n${output}`);
-    try {
-      const probe = await fetch(`${base}/`);
-      await probe.text();
-      if (probe.status === 404) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`workerd did not answer in 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-
   let runs = 0;
   const timed = (path) => async () => {
     const url = path === '/durable' ? `${base}/durable?id=bench-${runs++}` : `${base}${path}`;
@@ -92,7 +43,7 @@ try {
     const response = await fetch(url, { method: 'POST', body: prompt });
     const answer = JSON.parse(await response.text());
     const us = ((performance.now() - t0) * 1000) / ROUNDS;
-    if (!answer.ok || answer.result !== String(2 * ROUNDS)) throw new Error(`${path}: ${JSON.stringify(answer)}\n${output}`);
+    if (!answer.ok || answer.result !== String(2 * ROUNDS)) throw new Error(`${path}: ${JSON.stringify(answer)}\n${server.log()}`);
     return us;
   };
   const [plain, memory, durable] = await interleaved(RUNS, [timed('/plain'), timed('/record'), timed('/durable')]);
@@ -107,5 +58,6 @@ try {
   }
   writeResults('journal-workerd', 'node bench/journal-workerd.mjs', figures, started);
 } finally {
-  stop();
+  await server.kill();
+  rmSync(dir, { recursive: true, force: true });
 }

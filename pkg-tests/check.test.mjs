@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
 import { createEngine } from '../pkg/index.js';
+import { CHECK_USAGE } from '../pkg/cli/check.js';
 import { PKG, ROOT } from './helpers.mjs';
 
 const engine = await createEngine();
@@ -111,6 +112,30 @@ test('misuse is a TypeError', async () => {
     },
   );
   await assert.rejects(engine.check('', hostile), { name: 'TypeError', message: /could not be read/ });
+});
+
+test('runvil check: a usage error says what is wrong, then the usage, and exits 2; --help prints the usage', () => {
+  const cli = (...args) => spawnSync(process.execPath, [join(PKG, 'cli.js'), 'check', ...args], { encoding: 'utf8' });
+  const missing = join(tmpdir(), 'runvil-check-missing.md');
+  const cases = [
+    [[], /^missing prompt file$/],
+    [['--format', 'xml', missing], /^--format must be text or json \(got 'xml'\)$/],
+    [['--bogus', missing], /^Unknown option '--bogus'/],
+    [[missing], new RegExp(`^cannot read prompt '${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}': ENOENT`)],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli(...args);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.equal(r.stdout, '');
+    const [first, ...rest] = r.stderr.split('\n');
+    assert.match(first, /^runvil check: /, args.join(' '));
+    assert.match(first.slice('runvil check: '.length), message);
+    assert.equal(rest.join('\n'), `${CHECK_USAGE}\n`);
+  }
+  for (const flag of ['--help', '-h']) {
+    const help = cli(flag);
+    assert.deepEqual([help.status, help.stdout, help.stderr], [0, `${CHECK_USAGE}\n`, '']);
+  }
 });
 
 test('runvil check: text lines, JSON, exit status', () => {

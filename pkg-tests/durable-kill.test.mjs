@@ -4,114 +4,25 @@
 // appends and a path that is a directory and then a file; some resumed runs are killed again at a
 // seeded point. After the last resume: the uninterrupted run's result and files, and exactly its
 // model calls plus the calls that were in flight at the kills. The model and the tool are JS
-// modules of the test that count their calls in a file, across processes.
+// modules of the test (pkg-tests/durable/cli-parts.mjs) that count their calls in a file, across
+// processes.
 // RUNVIL_KILL_SEED picks the second kills.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PKG, ROOT, mulberry32 } from './helpers.mjs';
+import { PKG, ROOT, mulberry32, tree } from './helpers.mjs';
+import { ARGS, MODEL_CALLS, PROMPT, RESULT, SEED_FILES, WRITTEN } from './durable/fixture.mjs';
 
 const CLI = join(PKG, 'cli.js');
 const SEED = Number(process.env.RUNVIL_KILL_SEED ?? 20261205);
 const work = mkdtempSync(join(tmpdir(), 'runvil-durable-kill-'));
 
-const PROMPT = `---
-uses: [probe]
----
-# Durable
-
-## Main
-
-\`\`\`lua
-store.write('d/x.txt', 'first')
-store.append('log.txt', 'start;')
-local intro = call('## Intro', args) .. call('## Loop')
-local arms = tasks.fanout('### Arm', { 'a', 'b', 'c' })
-local parts = {}
-for _, r in ipairs(arms) do parts[#parts + 1] = r.text; store.append('log.txt', 'arm;') end
-return intro .. '|' .. table.concat(parts, ',')
-\`\`\`
-
-### Arm
-
-\`\`\`lua
-local text = models.infer('arm ' .. item)
-store.write('arms/' .. item .. '.txt', text)
-\`\`\`
-
-\`\`\`lua
-store.append('arms/' .. item .. '.txt', ';')
-return store.read('arms/' .. item .. '.txt')
-\`\`\`
-
-## Intro
-
-\`\`\`lua
-local said = models.infer('intro ' .. args)
-store.delete('d/x.txt')
-store.delete('d')
-store.write('d', 'now a file: ' .. said)
-store.append('log.txt', 'intro;')
-return said
-\`\`\`
-
-## Loop
-
-\`\`\`lua
-tools.offer('probe/look')
-messages:user('look it up')
-local answer = models.loop()
-store.write('loop.txt', answer)
-store.delete('old.txt')
-return answer
-\`\`\`
-`;
-
 const prompt = join(work, 'durable.md');
 writeFileSync(prompt, PROMPT);
-const modelModule = join(work, 'model.mjs');
-writeFileSync(modelModule, `import { appendFileSync } from 'node:fs';
-// Answers from the request (the same request, the same reply), counting each call in a file.
-export default async function model(request) {
-  const last = request.messages.at(-1);
-  const reply = request.section === 'Loop' && last.role === 'user'
-    ? { content: '', tool_calls: [{ id: 't1', name: 'probe_look', arguments: { q: 'x' } }], finish_reason: 'tool_calls' }
-    : { content: 're:' + String(last.content).slice(0, 16), finish_reason: 'stop' };
-  appendFileSync(process.env.COUNT_FILE, 'model ' + process.pid + '\\n');
-  return reply;
-}
-`);
-const packModule = join(work, 'pack.mjs');
-writeFileSync(packModule, `import { appendFileSync } from 'node:fs';
-export default {
-  name: 'probe',
-  description: 'Looks things up.',
-  tools: [{
-    name: 'look',
-    description: 'Look a thing up.',
-    parameters: { type: 'object', properties: { q: { type: 'string' } } },
-    call: async (a) => {
-      appendFileSync(process.env.COUNT_FILE, 'tool ' + process.pid + '\\n');
-      return 'found ' + a.q;
-    },
-  }],
-};
-`);
-writeFileSync(join(work, 'old.txt'), 'old');
-
-/** The store directory's files (and directories) with their text. */
-function tree(dir, prefix = '') {
-  const out = {};
-  for (const name of readdirSync(join(dir, prefix)).sort()) {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, { [`${rel}/`]: true }, tree(dir, rel));
-    else out[rel] = readFileSync(join(dir, rel), 'utf8');
-  }
-  return out;
-}
+const PARTS = join(ROOT, 'pkg-tests/durable/cli-parts.mjs');
 
 const lines = (path) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -125,8 +36,8 @@ function runCli(dir, kill) {
     const env = { ...process.env, COUNT_FILE: count, RUNVIL_TEST_KILL: kill ?? '' };
     execFile(
       process.execPath,
-      [CLI, 'run', prompt, '--args', 'go', '--seed', '7', '--quiet', '--no-mcp-json',
-        '--model', `module:${modelModule}`, '--pack', packModule, '--store', join(dir, 'store'), '--journal', journal],
+      [CLI, 'run', prompt, '--args', ARGS, '--seed', '7', '--quiet', '--no-mcp-json',
+        '--model', `module:${PARTS}#model`, '--pack', PARTS, '--store', join(dir, 'store'), '--journal', journal],
       { cwd: ROOT, env },
       (error, stdout, stderr) => {
         const entries = lines(journal).slice(entriesBefore).map((l) => JSON.parse(l));
@@ -148,8 +59,7 @@ function runCli(dir, kill) {
 function trialDir(name) {
   const dir = join(work, name);
   mkdirSync(join(dir, 'store'), { recursive: true });
-  writeFileSync(join(dir, 'store', 'old.txt'), 'old');
-  writeFileSync(join(dir, 'store', 'keep.txt'), 'kept');
+  for (const [path, text] of Object.entries(SEED_FILES)) writeFileSync(join(dir, 'store', path), text);
   return dir;
 }
 
@@ -160,18 +70,9 @@ const appends = lines(join(baseDir, 'run.jsonl')).length;
 
 test('the uninterrupted run: its result, files and calls', () => {
   assert.equal(whole.code, 0, whole.stderr);
-  assert.equal(whole.stdout, 're:intro gore:The text inside |re:arm a;,re:arm b;,re:arm c;\n');
-  assert.deepEqual(final, {
-    'arms/': true,
-    'arms/a.txt': 're:arm a;',
-    'arms/b.txt': 're:arm b;',
-    'arms/c.txt': 're:arm c;',
-    d: 'now a file: re:intro go',
-    'keep.txt': 'kept',
-    'log.txt': 'start;intro;arm;arm;arm;',
-    'loop.txt': 're:The text inside ',
-  });
-  assert.equal(whole.calls, 6);
+  assert.equal(whole.stdout, `${RESULT}\n`);
+  assert.deepEqual(final, { 'arms/': true, ...WRITTEN, 'keep.txt': SEED_FILES['keep.txt'] });
+  assert.equal(whole.calls, MODEL_CALLS);
   assert.ok(appends >= 12, `${appends} journal lines`);
 });
 
@@ -229,7 +130,7 @@ test('--journal refuses a log of another prompt or argument string; --fresh star
     execFile(process.execPath, [CLI, 'run', ...args], { cwd: ROOT, env: { ...process.env, COUNT_FILE: join(dir, 'calls.txt') } },
       (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr })).stdin.end('');
   });
-  const common = ['--quiet', '--no-mcp-json', '--model', `module:${modelModule}`, '--pack', packModule, '--journal', journal];
+  const common = ['--quiet', '--no-mcp-json', '--model', `module:${PARTS}#model`, '--pack', PARTS, '--journal', journal];
   const otherArgs = await cli(prompt, '--args', 'stop', ...common);
   assert.equal(otherArgs.code, 2);
   assert.equal(otherArgs.stderr.split('\n')[0], `runvil: the journal '${journal}' is not of this run: it was recorded with the argument string "go", not "stop"; pass --fresh to start over (the log is emptied; the store is left as it is), or give another --journal file`);

@@ -4,105 +4,24 @@
 // `idempotent: false` whose call went out unanswered stops a resume unless the host allows it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, directoryStore, memoryStore } from '../pkg/index.js';
+import { tree } from './helpers.mjs';
+import { ARGS, PROMPT, RESULT, SEED_FILES, WRITTEN, modelReply, probePack } from './durable/fixture.mjs';
 
 const engine = await createEngine();
 
-// A fanout, a call, a tool loop, appends, and a path that is a directory and then a file.
-const PROMPT = `---
-uses: [probe]
----
-# Durable
-
-## Main
-
-\`\`\`lua
-store.write('d/x.txt', 'first')
-store.append('log.txt', 'start;')
-local intro = call('## Intro', args)
-local arms = tasks.fanout('### Arm', { 'a', 'b', 'c' })
-local parts = {}
-for _, r in ipairs(arms) do parts[#parts + 1] = r.text; store.append('log.txt', 'arm;') end
-return intro .. '|' .. table.concat(parts, ',')
-\`\`\`
-
-### Arm
-
-\`\`\`lua
-local text = models.infer('arm ' .. item)
-store.write('arms/' .. item .. '.txt', text)
-\`\`\`
-
-\`\`\`lua
-store.append('arms/' .. item .. '.txt', ';')
-return store.read('arms/' .. item .. '.txt')
-\`\`\`
-
-## Intro
-
-\`\`\`lua
-local said = models.infer('intro ' .. args)
-store.delete('d/x.txt')
-store.delete('d')
-store.write('d', 'now a file: ' .. said)
-store.append('log.txt', 'intro;')
-return said
-\`\`\`
-
-## Loop
-
-\`\`\`lua
-tools.offer('probe/look')
-messages:user('look it up')
-local answer = models.loop()
-store.write('loop.txt', answer)
-store.delete('old.txt')
-return answer
-\`\`\`
-`;
-
-/** A model that answers from its request, counting its calls (a tool call on the loop's first round). */
+/** A model answering as the fixture's, counting its calls. */
 function countingModel(counter) {
   return async (request) => {
     counter.calls++;
-    const last = request.messages.at(-1);
-    if (request.section === 'Loop' && last.role === 'user') {
-      return { content: '', tool_calls: [{ id: 't1', name: 'probe_look', arguments: { q: 'x' } }], finish_reason: 'tool_calls' };
-    }
-    return { content: `re:${String(last.content).slice(0, 20)}`, finish_reason: 'stop' };
+    return modelReply(request);
   };
 }
 
-const probe = (counter, options = {}) => ({
-  name: 'probe',
-  description: 'Looks things up.',
-  tools: [{
-    name: 'look',
-    description: 'Look a thing up.',
-    parameters: { type: 'object', properties: { q: { type: 'string' } } },
-    ...options,
-    call: async (a) => {
-      counter.tools++;
-      return `found ${a.q}`;
-    },
-  }],
-});
-
-function tree(dir, prefix = '') {
-  const out = {};
-  for (const name of readdirSync(join(dir, prefix)).sort()) {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, { [`${rel}/`]: true }, tree(dir, rel));
-    else out[rel] = readFileSync(join(dir, rel), 'utf8');
-  }
-  return out;
-}
-
-const seedFiles = { 'old.txt': 'old', 'keep.txt': 'kept' };
-const PROMPT_WITH_LOOP = PROMPT.replace("local intro = call('## Intro', args)", "local intro = call('## Intro', args) .. call('## Loop')");
+const probe = (counter, tool) => probePack(() => { counter.tools++; }, tool);
 
 function freshDir() {
   const dir = mkdtempSync(join(tmpdir(), 'runvil-resume-'));
@@ -112,7 +31,7 @@ function freshDir() {
 async function seeded(dir) {
   const store = directoryStore(dir);
   await store.open();
-  await store.commit(Object.entries(seedFiles).map(([path, text]) => ({ op: 'write', path, data: new TextEncoder().encode(text) })));
+  await store.commit(Object.entries(SEED_FILES).map(([path, text]) => ({ op: 'write', path, data: new TextEncoder().encode(text) })));
   return store;
 }
 
@@ -120,15 +39,14 @@ test('a run stopped after any entry resumes to the uninterrupted result and file
   const whole = { calls: 0, tools: 0 };
   const wholeDir = freshDir();
   const kept = [];
-  const base = await engine.run(PROMPT_WITH_LOOP, {
-    args: 'go', seed: 7, models: { default: countingModel(whole) }, packs: [probe(whole)],
+  const base = await engine.run(PROMPT, {
+    args: ARGS, seed: 7, models: { default: countingModel(whole) }, packs: [probe(whole)],
     store: await seeded(wholeDir), record: (e) => { kept.push(e); },
   });
   assert.equal(base.ok, true, JSON.stringify(base.error));
+  assert.equal(base.result, RESULT);
   const final = tree(wholeDir);
-  assert.equal(final.d, 'now a file: re:intro go');
-  assert.equal(final['log.txt'], 'start;intro;arm;arm;arm;');
-  assert.equal(final['old.txt'], undefined);
+  assert.deepEqual(final, { 'arms/': true, ...WRITTEN, 'keep.txt': SEED_FILES['keep.txt'] });
 
   for (let cut = 1; cut < kept.length; cut++) {
     const dir = freshDir();
@@ -137,8 +55,8 @@ test('a run stopped after any entry resumes to the uninterrupted result and file
     const log = [];
     // The first attempt stops when entry `cut` should be kept (the entry is lost); batches whose
     // contents follow from the entries before it may already be in the store.
-    const stopped = await engine.run(PROMPT_WITH_LOOP, {
-      args: 'go', seed: 7, models: { default: countingModel(first) }, packs: [probe(first)], store,
+    const stopped = await engine.run(PROMPT, {
+      args: ARGS, seed: 7, models: { default: countingModel(first) }, packs: [probe(first)], store,
       record: (e) => {
         if (log.length === cut) throw new Error('killed');
         log.push(e);
@@ -147,7 +65,7 @@ test('a run stopped after any entry resumes to the uninterrupted result and file
     assert.equal(stopped.ok, cut === kept.length - 1, `cut ${cut}`); // the last entry lost is `end`
     const answeredBefore = log.filter((e) => e.kind === 'model').length;
     const again = { calls: 0, tools: 0 };
-    const resumed = await engine.run(PROMPT_WITH_LOOP, {
+    const resumed = await engine.run(PROMPT, {
       models: { default: countingModel(again) }, packs: [probe(again)], store: directoryStore(dir),
       resume: log, record: (e) => { log.push(e); },
     });
@@ -159,7 +77,7 @@ test('a run stopped after any entry resumes to the uninterrupted result and file
     assert.equal(again.calls, whole.calls - answeredBefore, `cut ${cut}: calls made again`);
     assert.ok(first.calls - answeredBefore <= 3, `cut ${cut}: at most the fanout's 3 calls were in flight`);
     // A finished journal replays into the final store and leaves it as it is.
-    const replayed = await engine.run(PROMPT_WITH_LOOP, { replay: log, store: directoryStore(dir) });
+    const replayed = await engine.run(PROMPT, { replay: log, store: directoryStore(dir) });
     assert.equal(replayed.result, base.result, JSON.stringify(replayed.error));
     assert.deepEqual(tree(dir), final, `cut ${cut}: the store after a replay`);
   }

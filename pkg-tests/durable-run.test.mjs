@@ -7,82 +7,30 @@
 // The Worker is pkg-tests/durable/run-worker.js. RUNVIL_KILL_SEED picks the kill points.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { ROOT, freePort, localProvider, mulberry32, workerdPackageModules } from './helpers.mjs';
+import { join } from 'node:path';
+import { ROOT, fetchJson, localProvider, mulberry32, serveWorkerd, writeWorkerdConfig } from './helpers.mjs';
+import { ARGS, MODEL_CALLS, PROMPT, RESULT, WRITTEN, chatChoice } from './durable/fixture.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/run-worker.js');
-const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const SEED = Number(process.env.RUNVIL_KILL_SEED ?? 20261205);
 
-const PROMPT = `---
-uses: [probe]
----
-# Durable
-
-## Main
-
-\`\`\`lua
-store.write('d/x.txt', 'first')
-store.append('log.txt', 'start;')
-local intro = call('## Intro', args) .. call('## Loop')
-local arms = tasks.fanout('### Arm', { 'a', 'b', 'c' })
-local parts = {}
-for _, r in ipairs(arms) do parts[#parts + 1] = r.text; store.append('log.txt', 'arm;') end
-return intro .. '|' .. table.concat(parts, ',')
-\`\`\`
-
-### Arm
-
-\`\`\`lua
-local text = models.infer('arm ' .. item)
-store.write('arms/' .. item .. '.txt', text)
-return text
-\`\`\`
-
-## Intro
-
-\`\`\`lua
-local said = models.infer('intro ' .. args)
-store.delete('d/x.txt')
-store.delete('d')
-store.write('d', 'now a file: ' .. said)
-return said
-\`\`\`
-
-## Loop
-
-\`\`\`lua
-tools.offer('probe/look')
-messages:user('look it up')
-local answer = models.loop()
-store.write('loop.txt', answer)
-return answer
-\`\`\`
-`;
-
 /**
- * The provider: answers from the request's last message (a tool call on the loop's first round),
- * counts calls, and can hold call number `holdAt` (never answered) or report when it answered
- * call number `reportAt`.
+ * The provider: answers as the fixture's model (a tool call on the loop's first round), counts
+ * calls, and can hold call number `holdAt` (never answered) or report when it answered call number
+ * `reportAt`.
  */
 async function provider(t) {
   const state = { calls: 0, holdAt: 0, reportAt: 0, onHold: () => {}, onReport: () => {} };
   const server = await localProvider((body, req, res) => {
     const n = ++state.calls;
-    const last = body.messages.at(-1);
-    const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
-    const message = text === 'look it up'
-      ? { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'probe_look', arguments: '{"q":"x"}' } }] }
-      : { role: 'assistant', content: `re:${text.slice(0, 12)}` };
     if (n === state.holdAt) {
       state.onHold();
       return; // in flight until workerd dies
     }
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }] }));
+    res.end(JSON.stringify({ choices: [chatChoice(body)] }));
     if (n === state.reportAt) state.onReport();
   });
   t.after(() => server.close());
@@ -90,113 +38,53 @@ async function provider(t) {
 }
 
 function writeConfig(dir, modelURL) {
-  mkdirSync(join(dir, 'data'), { recursive: true });
-  writeFileSync(join(dir, 'run.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .main),
-    (name = "data", disk = (path = "data", writable = true)),
-    (name = "net", network = (allow = ["public", "local", "private"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${relative(dir, WORKER)}"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    (className = "TestRunObject", uniqueKey = "runvil-test-runs", enableSql = true),
-    (className = "RunvilStoreObject", uniqueKey = "runvil-test-run-store", enableSql = true),
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "RUNS", durableObjectNamespace = "TestRunObject"),
-    (name = "RUNVIL_STORE", durableObjectNamespace = "RunvilStoreObject"),
-    (name = "MODEL_URL", text = "${modelURL}"),
-  ],
-  globalOutbound = "net",
-  compatibilityDate = "2025-01-01",
-);
-`);
-}
-
-async function startWorkerd(t, dir) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(WORKERD, ['serve', join(dir, 'run.capnp'), '--socket-addr', `http=127.0.0.1:${port}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  };
-  t.after(kill);
-  for (const deadline = Date.now() + 60_000; ;) {
-    if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}:\n${output}`);
-    try {
-      const probe = await fetch(`${base}/`);
-      await probe.text();
-      if (probe.status === 404) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`workerd did not answer in 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, kill, log: () => output };
-}
-
-async function call(server, path, init) {
-  const response = await fetch(`${server.base}${path}`, init);
-  const text = await response.text();
-  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
-  return JSON.parse(text);
+  writeWorkerdConfig(dir, {
+    name: 'run',
+    modules: { 'worker.js': WORKER, 'fixture.mjs': join(ROOT, 'pkg-tests/durable/fixture.mjs') },
+    durableObjects: { RUNS: 'TestRunObject', RUNVIL_STORE: 'RunvilStoreObject' },
+    text: { MODEL_URL: modelURL },
+    network: true,
+  });
 }
 
 /** Attaches to run `id`: its events and outcome. */
 async function attach(server, id) {
-  const response = await fetch(`${server.base}/runs/${id}`);
+  const response = await fetch(`${server.url}/runs/${id}`);
   assert.equal(response.status, 200, server.log());
   const items = (await response.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
   return { events: items.filter((i) => i.event).map((i) => i.event), outcome: items.find((i) => 'outcome' in i)?.outcome };
 }
 
-const start = (server, id, args = 'go') => call(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
+const start = (server, id, args = ARGS) => fetchJson(server, `/runs?id=${id}&args=${args}`, { method: 'POST', body: PROMPT });
 
 test('a run owned by a Durable Object: start, attach, outcome, files; the same start again is the same run', { timeout: 120_000 }, async (t) => {
   const model = await provider(t);
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-object-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  const server = await startWorkerd(t, dir);
+  const server = await serveWorkerd(t, join(dir, 'run.capnp'));
   const started = await start(server, 'r1');
   assert.equal(started.status, 'running');
   const { events, outcome } = await attach(server, 'r1');
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
-  assert.equal(outcome.result, 're:intro gore:The text ins|re:arm a,re:arm b,re:arm c');
+  assert.equal(outcome.result, RESULT);
   assert.ok(events.some((e) => e.event === 'section_finished'));
-  assert.equal(model.state.calls, 6);
-  assert.deepEqual(await call(server, '/runs/r1/files'), {
-    'arms/a.txt': 're:arm a', 'arms/b.txt': 're:arm b', 'arms/c.txt': 're:arm c',
-    d: 'now a file: re:intro go', 'log.txt': 'start;arm;arm;arm;', 'loop.txt': 're:The text ins',
-  });
+  assert.equal(model.state.calls, MODEL_CALLS);
+  assert.deepEqual(await fetchJson(server, '/runs/r1/files'), WRITTEN);
   // Starting it again answers the ended run; another prompt or args under its id is refused.
   assert.equal((await start(server, 'r1')).outcome.result, outcome.result);
-  const other = await fetch(`${server.base}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
+  const other = await fetch(`${server.url}/runs?id=r1&args=stop`, { method: 'POST', body: PROMPT });
   assert.equal(other.status, 500);
-  assert.equal(model.state.calls, 6);
+  assert.equal(model.state.calls, MODEL_CALLS);
   // Cancel: a run whose model call is held ends Cancelled, recorded.
   model.state.holdAt = 7;
   const held = new Promise((resolve) => { model.state.onHold = resolve; });
   await start(server, 'r2');
   await held;
-  const cancelled = await call(server, '/runs/r2/cancel', { method: 'POST' });
+  const cancelled = await fetchJson(server, '/runs/r2/cancel', { method: 'POST' });
   assert.equal(cancelled.status, 'ended');
   assert.equal(cancelled.outcome.error.kind, 'Cancelled');
-  assert.equal((await call(server, '/runs/r2/journal')).at(-1).kind, 'end');
+  assert.equal((await fetchJson(server, '/runs/r2/journal')).at(-1).kind, 'end');
 });
 
 test('workerd SIGKILLed mid-run: the next request resumes the run to the uninterrupted result and files (seeded points)', { timeout: 300_000 }, async (t) => {
@@ -204,10 +92,10 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
   const dir = mkdtempSync(join(tmpdir(), 'runvil-run-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeConfig(dir, model.baseURL);
-  let server = await startWorkerd(t, dir);
+  let server = await serveWorkerd(t, join(dir, 'run.capnp'));
   await start(server, 'whole');
   const whole = await attach(server, 'whole');
-  const wholeFiles = await call(server, '/runs/whole/files');
+  const wholeFiles = await fetchJson(server, '/runs/whole/files');
   const wholeCalls = model.state.calls;
   const random = mulberry32(SEED);
   const trials = [];
@@ -228,12 +116,12 @@ test('workerd SIGKILLed mid-run: the next request resumes the run to the uninter
     const atKill = model.state.calls - before;
     model.state.holdAt = 0;
     model.state.reportAt = 0;
-    server = await startWorkerd(t, dir);
-    const stored = (await call(server, `/runs/${id}/journal`)).filter((e) => e.kind === 'model').length;
+    server = await serveWorkerd(t, join(dir, 'run.capnp'));
+    const stored = (await fetchJson(server, `/runs/${id}/journal`)).filter((e) => e.kind === 'model').length;
     const resumed = await attach(server, id);
     const label = `trial ${trial} (seed ${SEED}): ${mode} at call ${at}`;
     assert.deepEqual([resumed.outcome.ok, resumed.outcome.result], [true, whole.outcome.result], label);
-    assert.deepEqual(await call(server, `/runs/${id}/files`), wholeFiles, `${label}: the files`);
+    assert.deepEqual(await fetchJson(server, `/runs/${id}/files`), wholeFiles, `${label}: the files`);
     const calls = model.state.calls - before;
     const inFlight = atKill - stored;
     assert.ok(inFlight >= 0 && inFlight <= 3, `${label}: ${inFlight} in flight`);

@@ -3,23 +3,15 @@
 // workerd can be restarted (and SIGKILLed) on the same data. The Worker is pkg-tests/durable/worker.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, mulberry32, workerdPackageModules } from './helpers.mjs';
+import { ROOT, PKG, freePort, mulberry32, fetchJson, serveWorkerd, tempDir, workerdPackageModules, writeWorkerdConfig } from './helpers.mjs';
 
 const WORKER = join(ROOT, 'pkg-tests/durable/worker.js');
-const WORKERD = join(ROOT, 'node_modules/.bin/workerd');
 const CHUNK_BYTES = 128_000;
 
-function tempDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'runvil-durable-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** A local server whose /wait?name=X answers once the test opens gate X. */
 async function gateServer(t) {
@@ -50,82 +42,31 @@ async function gateServer(t) {
   };
 }
 
-/** The workerd config: the test Worker, the package's files as runvil/<file>, objects on `data/`. */
+/** The workerd config: the test Worker and its objects (on `data/`), the gate server reachable. */
 function writeConfig(dir, gateURL) {
-  const rel = (file) => relative(dir, file);
-  const pkgModules = workerdPackageModules(dir);
-  mkdirSync(join(dir, 'data'), { recursive: true });
-  const namespaces = ['CheckedStoreObject', 'PausingStoreObject', 'ResettableStoreObject', 'FailingStoreObject', 'NotAStoreObject'];
-  writeFileSync(join(dir, 'durable.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .main),
-    (name = "data", disk = (path = "data", writable = true)),
-    (name = "net", network = (allow = ["public", "local", "private"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const main :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "${rel(WORKER)}"),
-    ${pkgModules.join(',\n    ')},
-  ],
-  durableObjectNamespaces = [
-    ${namespaces.map((className) => `(className = "${className}", uniqueKey = "runvil-test-${className}", enableSql = true)`).join(',\n    ')},
-  ],
-  durableObjectStorage = (localDisk = "data"),
-  bindings = [
-    (name = "STORE", durableObjectNamespace = "CheckedStoreObject"),
-    (name = "PAUSING", durableObjectNamespace = "PausingStoreObject"),
-    (name = "RESETTABLE", durableObjectNamespace = "ResettableStoreObject"),
-    (name = "FAILING", durableObjectNamespace = "FailingStoreObject"),
-    (name = "NOTSTORE", durableObjectNamespace = "NotAStoreObject"),
-    (name = "GATE_URL", text = "${gateURL}"),
-  ],
-  globalOutbound = "net",
-  compatibilityDate = "2025-01-01",
-);
-`);
-  return join(dir, 'durable.capnp');
+  return writeWorkerdConfig(dir, {
+    name: 'durable',
+    modules: { 'worker.js': WORKER },
+    durableObjects: {
+      STORE: 'CheckedStoreObject',
+      PAUSING: 'PausingStoreObject',
+      RESETTABLE: 'ResettableStoreObject',
+      FAILING: 'FailingStoreObject',
+      NOTSTORE: 'NotAStoreObject',
+    },
+    text: { GATE_URL: gateURL },
+    network: true,
+  });
 }
 
-/**
- * Starts workerd on `dir`'s config (its own process group); resolves once it answers. `kill()`
- * SIGKILLs it and resolves when it is gone; the test's end kills it too.
- */
-async function startWorkerd(t, dir, extraArgs = []) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(WORKERD, ['serve', join(dir, 'durable.capnp'), '--socket-addr', `http=127.0.0.1:${port}`, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }
-    await exited;
-  };
-  t.after(kill);
-  for (const deadline = Date.now() + 60_000; ;) {
-    if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}:\n${output}`);
-    try {
-      const probe = await fetch(`${base}/`);
-      await probe.text();
-      if (probe.status === 404) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`workerd did not answer in 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, kill, log: () => output };
-}
+/** workerd on the config in `dir` (`args` added) until the test ends (or a test kills it). */
+const serve = (t, dir, args = []) => serveWorkerd(t, join(dir, 'durable.capnp'), { args });
 
 async function setup(t) {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   const gate = await gateServer(t);
   writeConfig(dir, gate.url);
-  return { dir, gate, server: await startWorkerd(t, dir) };
+  return { dir, gate, server: await serve(t, dir) };
 }
 
 /**
@@ -133,7 +74,7 @@ async function setup(t) {
  * streams. Resolves with the outcome and the events.
  */
 async function runPrompt(server, source, { ws = 'w', ns = 'STORE', query = '', onEvent } = {}) {
-  const response = await fetch(`${server.base}/run?ws=${encodeURIComponent(ws)}&ns=${ns}${query}`, { method: 'POST', body: source });
+  const response = await fetch(`${server.url}/run?ws=${encodeURIComponent(ws)}&ns=${ns}${query}`, { method: 'POST', body: source });
   assert.equal(response.status, 200, server.log());
   const events = [];
   let outcome;
@@ -156,14 +97,7 @@ async function runPrompt(server, source, { ws = 'w', ns = 'STORE', query = '', o
   return { outcome, events };
 }
 
-async function getJSON(server, path) {
-  const response = await fetch(`${server.base}${path}`);
-  const text = await response.text();
-  assert.equal(response.status, 200, `${path}: ${text}\n${server.log()}`);
-  return JSON.parse(text);
-}
-
-const dump = (server, ws = 'w', ns = 'STORE') => getJSON(server, `/dump?ws=${encodeURIComponent(ws)}&ns=${ns}`);
+const dump = (server, ws = 'w', ns = 'STORE') => fetchJson(server, `/dump?ws=${encodeURIComponent(ws)}&ns=${ns}`);
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 const entry = (data) => ({ size: Buffer.byteLength(data), sha256: sha256(data) });
 
@@ -202,7 +136,7 @@ test('runs write, append, read and delete files across requests; a workerd resta
 
   // workerd killed and started again on the same directory: everything is there.
   await server.kill();
-  const again = await startWorkerd(t, dir);
+  const again = await serve(t, dir);
   const after = await dump(again);
   assert.deepEqual({ files: after.files, dirs: after.dirs }, expected);
   const third = await runPrompt(again, prompt(["return store.read('notes/a.txt') .. ' ' .. tostring(store.exists('gone/x.txt')) .. ' ' .. tostring(store.exists('gone'))"]));
@@ -215,7 +149,7 @@ test('runs write, append, read and delete files across requests; a workerd resta
 test('the host API imports, lists, reads and deletes files, taking its turn like a run', { timeout: 120_000 }, async (t) => {
   const { server } = await setup(t);
   const post = async (query, files) => {
-    const response = await fetch(`${server.base}/host?ws=h${query}`, { method: 'POST', body: JSON.stringify(files) });
+    const response = await fetch(`${server.url}/host?ws=h${query}`, { method: 'POST', body: JSON.stringify(files) });
     const text = await response.text();
     assert.equal(response.status, 200, text + server.log());
     return JSON.parse(text);
@@ -252,7 +186,7 @@ test('files larger than one storage value round-trip byte for byte, each value w
   // 307,200 + 648,890 + 648,893 bytes in chunks of 128,000: 3 + 6 + 6 values.
   assert.equal(state.verify.chunks, 15);
   assert.equal(state.verify.largestChunk, CHUNK_BYTES);
-  const stats = await getJSON(server, '/stats?ws=big');
+  const stats = await fetchJson(server, '/stats?ws=big');
   assert.deepEqual(stats.violations, []);
   assert.ok(stats.maxValue <= 131_072, `largest value ${stats.maxValue}`);
 });
@@ -264,7 +198,7 @@ test('a batch larger than one transaction is staged, then made visible in one tr
   const lua = "for i = 1, 20 do store.write('f/' .. i .. '.txt', string.rep(string.format('%02d', i), 200000)) end\nreturn 'ok'";
   const run = await runPrompt(server, prompt([lua]), { ws: 'batch' });
   assert.deepEqual(run.outcome, { ok: true, result: 'ok', seed: '1' });
-  const stats = await getJSON(server, '/stats?ws=batch');
+  const stats = await fetchJson(server, '/stats?ws=batch');
   assert.deepEqual({ transactions: stats.transactions, violations: stats.violations }, { transactions: 3, violations: [] });
   assert.ok(stats.maxTransactionBytes <= 16 * 1024 * 1024 && stats.maxTransactionBytes > 2_000_000, `${stats.maxTransactionBytes}`);
   const state = await dump(server, 'batch');
@@ -334,7 +268,7 @@ test('workerd SIGKILLed mid-run leaves a prefix of the batches and no torn file 
     if (!killing) await server.kill(); // the run beat the kill: the whole run is the prefix
     const label = `trial ${trial} (seed ${seed}): kill after ${killAfter} batches + ${delay} ms`;
 
-    const again = await startWorkerd(t, dir);
+    const again = await serve(t, dir);
     const state = await dump(again, 'crash');
     const j = Array.from({ length: KILL_BLOCKS + 1 }, (_, k) => k).find((k) => JSON.stringify(sorted(state.files)) === JSON.stringify(stateAfter(k)));
     assert.notEqual(j, undefined, `${label}: the workspace is not the state after any number of batches: ${JSON.stringify(Object.keys(state.files)).slice(0, 300)}`);
@@ -362,7 +296,7 @@ test('workerd SIGKILLed between staging a batch and applying it: the batch is ab
     await gate.reached(`stage-${killAtStage}`); // batch killAtStage's chunks are stored, its apply not sent
     await server.kill();
     assert.ok((await run).error, 'the run died with workerd');
-    const again = await startWorkerd(t, dir);
+    const again = await serve(t, dir);
     const state = await dump(again, 'crash', 'PAUSING');
     assert.deepEqual(sorted(state.files), stateAfter(killAtStage - 1), `killed at stage ${killAtStage}`);
     assert.deepEqual(state.verify.problems, []);
@@ -388,12 +322,12 @@ test('two concurrent runs on one workspace take turns: the second waits for the 
   ], USES_GATE), { ws: 'shared' });
   await gate.reached('A'); // the first run has committed its first batch and holds the workspace
   const second = runPrompt(server, prompt(["store.append('log.txt', 'B')\nreturn store.read('log.txt')"]), { ws: 'shared' });
-  while ((await getJSON(server, '/lease?ws=shared')).waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await fetchJson(server, '/lease?ws=shared')).waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
   gate.open('A');
   assert.deepEqual((await first).outcome, { ok: true, result: 'AA', seed: '1' });
   assert.deepEqual((await second).outcome, { ok: true, result: 'AAB', seed: '1' });
   assert.deepEqual((await dump(server, 'shared')).files, { 'log.txt': entry('AAB') });
-  assert.deepEqual(await getJSON(server, '/lease?ws=shared'), { held: false, waiting: 0 });
+  assert.deepEqual(await fetchJson(server, '/lease?ws=shared'), { held: false, waiting: 0 });
 });
 
 test('a run cancelled while it waits for the workspace ends Cancelled and leaves the lease free', { timeout: 120_000 }, async (t) => {
@@ -408,7 +342,7 @@ test('a run cancelled while it waits for the workspace ends Cancelled and leaves
   // The next run gets the workspace: the cancelled run's turn came and was given straight back.
   const next = await runPrompt(server, prompt(["return store.read('a.txt')"]), { ws: 'c' });
   assert.deepEqual(next.outcome, { ok: true, result: '12', seed: '1' });
-  assert.deepEqual(await getJSON(server, '/lease?ws=c'), { held: false, waiting: 0 });
+  assert.deepEqual(await fetchJson(server, '/lease?ws=c'), { held: false, waiting: 0 });
 });
 
 // ---- failures ------------------------------------------------------------------------------------
@@ -445,7 +379,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
   const readOnly = await runPrompt(server, prompt(["local ok, err = pcall(store.write, 'a.txt', 'new')\nreturn store.read('a.txt') .. ' ' .. err.reason"]), { ns: 'RESETTABLE', query: '&readOnly=1' });
   assert.deepEqual(readOnly.outcome, { ok: true, result: '1 permission_denied', seed: '1' });
   assert.deepEqual((await dump(server, 'w', 'RESETTABLE')).files, { 'a.txt': entry('1') });
-  assert.deepEqual(await getJSON(server, '/construct?binding=NOPE'), { error: {
+  assert.deepEqual(await fetchJson(server, '/construct?binding=NOPE'), { error: {
     name: 'TypeError',
     message: 'durableObjectStore: namespace must be a Durable Object namespace binding (env.<NAME>, bound to RunvilStoreObject in wrangler.toml); got undefined',
   } });
@@ -456,7 +390,7 @@ test('failures reach the run as Vfs errors; a missing binding is a TypeError at 
 test('types: runvil/workerd (and runvil under the workerd condition) type the store and the class with no Workers types', { timeout: 120_000 }, async (t) => {
   const { execFile } = await import('node:child_process');
   const { cpSync, symlinkSync } = await import('node:fs');
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   mkdirSync(join(dir, 'node_modules'));
   cpSync(PKG, join(dir, 'node_modules/runvil'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules/typescript'), join(dir, 'node_modules/typescript'));
@@ -493,7 +427,7 @@ test('examples/edge as a Worker with RUNVIL_STORE bound: each workspace keeps th
     }));
   });
   t.after(provider.close);
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'durable');
   const rel = (file) => relative(dir, file);
   const example = join(ROOT, 'examples/edge');
   const pkgModules = workerdPackageModules(dir).join(',\n    ');
@@ -538,13 +472,13 @@ const tests :Workerd.Worker = (
 );
 `);
   const dumpPort = await freePort();
-  const server = await startWorkerd(t, dir, ['--socket-addr', `dump=127.0.0.1:${dumpPort}`]);
+  const server = await serve(t, dir, ['--socket-addr', `dump=127.0.0.1:${dumpPort}`]);
   for (const [q, workspace] of [['What is workerd?', 'a'], ['And runvil?', 'a'], ['Hello?', 'b']]) {
-    const response = await fetch(`${server.base}/run?q=${encodeURIComponent(q)}&workspace=${workspace}`);
+    const response = await fetch(`${server.url}/run?q=${encodeURIComponent(q)}&workspace=${workspace}`);
     const text = await response.text();
     assert.match(text, /event: outcome\ndata: \{"ok":true,"result":"Answered\."/, `${text}\n${server.log()}`);
   }
-  const files = async (ws) => (await getJSON({ base: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
+  const files = async (ws) => (await fetchJson({ url: `http://127.0.0.1:${dumpPort}`, log: server.log }, `/dump?ws=${ws}&ns=EXAMPLE`)).files;
   assert.deepEqual(await files('a'), { 'questions.md': entry('- What is workerd?\n- And runvil?\n') });
   assert.deepEqual(await files('b'), { 'questions.md': entry('- Hello?\n') });
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { createEngine, memoryStore } from '../pkg/index.js';
-import { ROOT, freePort, luaPrompt, startServer } from './helpers.mjs';
+import { ROOT, WORKERD, luaPrompt, serveWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const MiB = 2 ** 20;
 /** What a run's own work (the VM, its first blocks) may grow the memory by, beyond the payload. */
@@ -115,14 +115,12 @@ test('a UTF-8 payload is measured in bytes, not UTF-16 units', async () => {
 });
 
 test('workerd: a reply the ceiling cannot hold is refused before it crosses', { timeout: 120_000 }, async (t) => {
-  const workerd = join(ROOT, 'node_modules/.bin/workerd');
-  assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
-  const port = await freePort();
+  assert.ok(existsSync(WORKERD), `${WORKERD} is missing (npm dev dependency workerd)`);
+  const config = writeWorkerdConfig(tempDir(t, 'workerd'), { modules: { 'worker.js': join(ROOT, 'pkg-tests/runtimes/worker.js') } });
+  const server = await serveWorkerd(t, config);
   const ceiling = 4 * MiB;
-  const { value: response, log } = await startServer(t, workerd,
-    ['serve', join(ROOT, 'pkg-tests/runtimes/config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
-    () => fetch(`http://127.0.0.1:${port}/too-large?bytes=${40 * MiB}&ceiling=${ceiling}`, { method: 'POST' }));
-  const { outcome, growth } = await response.json().catch((e) => assert.fail(`${e.message}\n${log()}`));
+  const response = await fetch(`${server.url}/too-large?bytes=${40 * MiB}&ceiling=${ceiling}`, { method: 'POST' });
+  const { outcome, growth } = await response.json().catch((e) => assert.fail(`${e.message}\n${server.log()}`));
   assert.equal(outcome.error.kind, 'Limit');
   assert.match(outcome.error.message, new RegExp(`^memory ceiling of ${ceiling} bytes exceeded in section ## Main: a model reply of \\d+ bytes does not fit$`));
   assert.ok(growth <= SLACK, `the wasm memory grew by ${growth} bytes`);

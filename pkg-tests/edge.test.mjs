@@ -4,10 +4,9 @@
 // (the default entry), all on 127.0.0.1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { ROOT, PKG, freePort, localProvider, startServer, workerdPackageModules } from './helpers.mjs';
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, PKG, freePort, localProvider, startServer, serveWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 
 const EXAMPLE = join(ROOT, 'examples/edge');
 const FACT = 'workerd is the open-source runtime behind Cloudflare Workers.';
@@ -91,55 +90,23 @@ async function checkRuns(base, provider, log) {
   assert.match(requests[0].body.messages.at(-1).content, /What is workerd\?$/);
 }
 
-function tempDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'runvil-edge-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** A workerd config serving the example: the package's files as modules named runvil/<file>. */
-function workerdConfig(dir, baseURL) {
-  const rel = (file) => relative(dir, file);
-  const pkgModules = workerdPackageModules(dir);
-  const example = ['worker.js', 'app.js', 'prompt.js'].map((file) => `(name = "${file}", esModule = embed "${rel(join(EXAMPLE, file))}")`);
-  return `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .edge),
-    # The model server is on this machine: let the Worker's fetch reach local addresses.
-    (name = "net", network = (allow = ["public", "local", "private"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const edge :Workerd.Worker = (
-  modules = [
-    ${[...example, ...pkgModules].join(',\n    ')},
-  ],
-  bindings = [
-    (name = "OPENAI_BASE_URL", text = "${baseURL}"),
-    (name = "OPENAI_API_KEY", text = "test-key"),
-    (name = "MODEL", text = "edge-model"),
-  ],
-  globalOutbound = "net",
-  compatibilityDate = "2025-01-01",
-);
-`;
-}
 
 test('examples/edge as a Worker in workerd: a prompt per request, its model and tool, events streamed as SSE', { timeout: 120_000 }, async (t) => {
   const provider = await startProvider(t);
-  const dir = tempDir(t);
-  const config = join(dir, 'edge.capnp');
-  writeFileSync(config, workerdConfig(dir, provider.baseURL));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const log = await serveAt(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`], base);
-  await checkRuns(base, provider, log);
+  const dir = tempDir(t, 'edge');
+  const config = writeWorkerdConfig(dir, {
+    modules: Object.fromEntries(['worker.js', 'app.js', 'prompt.js'].map((file) => [file, join(EXAMPLE, file)])),
+    text: { OPENAI_BASE_URL: provider.baseURL, OPENAI_API_KEY: 'test-key', MODEL: 'edge-model' },
+    network: true,
+  });
+  const server = await serveWorkerd(t, config);
+  assert.equal((await fetch(`${server.url}/`)).status, 404, server.log());
+  await checkRuns(server.url, provider, server.log);
 });
 
 /** The example beside a node_modules/runvil holding the package, as a Deno or Bun project has it. */
 function serverProject(t) {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'edge');
   for (const file of ['server.js', 'app.js', 'prompt.js']) cpSync(join(EXAMPLE, file), join(dir, file));
   mkdirSync(join(dir, 'node_modules'));
   cpSync(PKG, join(dir, 'node_modules/runvil'), { recursive: true });

@@ -269,3 +269,29 @@ test('a value that is not a journal is a TypeError at engine.run', async () => {
   }
   assert.equal((await engine.run(src, { replay: good })).result, '1');
 });
+
+test('core/journal.js exports the journal as one module, whatever modules hold its parts', async () => {
+  // engine.js, the worker client and the CLI import these from core/journal.js, and may do so
+  // with a dynamic import, so the set is pinned here.
+  const journal = await import('../pkg/core/journal.js');
+  assert.deepEqual(Object.keys(journal).sort(), [
+    'JOURNAL_VERSION', 'checkJournal', 'createJournal', 'digest', 'finalState', 'journalMode', 'journalSeed', 'sourceDigest',
+  ]);
+  assert.equal(journal.JOURNAL_VERSION, 1);
+  // A changed section is named by the digest's parts.
+  const [a, b] = ['# T\n\n## A\n\nx\n', '# T\n\n## A\n\ny\n'].map(journal.sourceDigest);
+  assert.notEqual(a.hash, b.hash);
+  assert.deepEqual(a.parts.map((p) => p.name), ["the H1 body 'T'", "section 'A'"]);
+  assert.equal(a.parts[0].hash, b.parts[0].hash);
+  assert.notEqual(a.parts[1].hash, b.parts[1].hash);
+  // The held batch of a resumed run: a deleted directory gives way to the file written in its place.
+  assert.deepEqual(
+    journal.finalState([
+      { op: 'write', path: 'd/x', data: 'a' },
+      { op: 'delete', path: 'd/x' },
+      { op: 'delete', path: 'd' },
+      { op: 'write', path: 'd', data: 'b' },
+    ]),
+    [{ op: 'delete', path: 'd/x' }, { op: 'delete', path: 'd' }, { op: 'write', path: 'd', data: 'b' }],
+  );
+});

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { ROOT, freePort, startServer } from './helpers.mjs';
+import { ROOT, freePort, serveWorkerd } from './helpers.mjs';
 import { ROOMS } from '../tools/make-package.mjs';
 import {
   BIN, DEMO_BODY, DEMO_RESULT, PAGE_MAIN, demoModule, launchChromium, listFiles, packTarball, pageHtml, run, serveDir,
@@ -270,18 +270,6 @@ test('Deno: a file import of the package entry, no --allow-read', { timeout: 120
 
 // ---- Cloudflare Worker: wrangler's bundle run in workerd ------------------------------------------
 
-/**
- * Serves `config` (a workerd capnp file) on a free 127.0.0.1 port until the test ends; resolves
- * with the base URL once workerd answers `probe`.
- */
-export async function startWorkerd(t, config, probe = '/') {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const { log } = await startServer(t, join(BIN, 'workerd'), ['serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
-    () => fetch(url + probe));
-  return { url, log };
-}
-
 test('Cloudflare Worker: wrangler bundles it with no configuration for runvil, workerd runs it', { timeout: 240_000 }, async (t) => {
   const dir = pack.project('wrangler', {
     'src/demo.js': demoModule(),
@@ -312,7 +300,7 @@ const w :Workerd.Worker = (
   compatibilityDate = "2025-01-01",
 );
 `);
-  const server = await startWorkerd(t, config);
+  const server = await serveWorkerd(t, config);
   const response = await fetch(`${server.url}/`);
   assert.equal(await response.text(), DEMO_RESULT, server.log());
   assert.equal(response.status, 200);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { ROOT, SMOKE_RESULT, freePort, smokeSource, startServer } from './helpers.mjs';
+import { ROOT, SMOKE_RESULT, WORKERD, smokeSource, serveWorkerd, tempDir, writeWorkerdConfig } from './helpers.mjs';
 import { serve } from './runtimes/serve.mjs';
 import { buildSite } from '../tools/build-site.mjs';
 
@@ -58,14 +58,11 @@ test('Chromium: the playground page runs the smoke prompt', { timeout: 120_000 }
 });
 
 test('workerd: the runvil/workerd entry runs the smoke prompt', { timeout: 120_000 }, async (t) => {
-  const workerd = join(BIN, 'workerd');
-  assert.ok(existsSync(workerd), `${workerd} is missing (npm dev dependency workerd)`);
-  const port = await freePort();
-  // Answered once workerd listens (it compiles the worker first).
-  const { value: response, log } = await startServer(t, workerd,
-    ['serve', join(FIXTURES, 'config.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
-    () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: source }));
-  assert.equal(await response.text(), SMOKE_RESULT, log());
+  assert.ok(existsSync(WORKERD), `${WORKERD} is missing (npm dev dependency workerd)`);
+  const config = writeWorkerdConfig(tempDir(t, 'workerd'), { modules: { 'worker.js': join(FIXTURES, 'worker.js') } });
+  const server = await serveWorkerd(t, config);
+  const response = await fetch(`${server.url}/`, { method: 'POST', body: source });
+  assert.equal(await response.text(), SMOKE_RESULT, server.log());
   assert.equal(response.status, 200);
 });
 

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { build } from 'esbuild';
-import { PKG, ROOT, freePort, startServer, workerdPackageModules } from './helpers.mjs';
+import { PKG, ROOT, serveWorkerd, writeWorkerdConfig } from './helpers.mjs';
 import { launchChromium, tempProfile } from './browser/chromium.mjs';
 
 /** The SDK pieces a host wires, plus the span summary both runtimes answer, as one ES module. */
@@ -181,32 +181,11 @@ export default {
 };
 `,
   );
-  writeFileSync(
-    join(dir, 'trace.capnp'),
-    `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .w) ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const w :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "worker.js"),
-    (name = "otel.js", esModule = embed "otel.js"),
-    ${workerdPackageModules(dir).join(',\n    ')},
-  ],
-  compatibilityDate = "2025-01-01",
-);
-`,
-  );
-  const port = await freePort();
-  const { value: response, log } = await startServer(
-    t,
-    join(ROOT, 'node_modules/.bin/workerd'),
-    ['serve', join(dir, 'trace.capnp'), '--socket-addr', `http=127.0.0.1:${port}`],
-    () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: PROMPT }),
-  );
-  assert.equal(response.status, 200, log());
+  const config = writeWorkerdConfig(dir, { modules: { 'worker.js': join(dir, 'worker.js'), 'otel.js': join(dir, 'otel.js') } });
+  const server = await serveWorkerd(t, config);
+  const response = await fetch(`${server.url}/`, { method: 'POST', body: PROMPT });
+  assert.equal(response.status, 200, server.log());
   const { outcome, spans } = await response.json();
-  assert.equal(outcome.result, 'done 2', log());
+  assert.equal(outcome.result, 'done 2', server.log());
   assert.deepEqual(spans, EXPECTED);
 });

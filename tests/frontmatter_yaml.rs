@@ -231,3 +231,15 @@ fn what_frontmatter_yaml_leaves_out_is_refused_by_name() {
     let (msg, ..) = refused("name: x\n  description: y\n");
     assert_eq!(msg, "invalid frontmatter: mapping values are not allowed in this context (line 3, column 14)");
 }
+
+#[test]
+fn a_line_indented_past_its_block_is_refused_at_it() {
+    let (msg, line, col) = refused("models:\n  a: \"1\"\n    b: 2\n");
+    assert_eq!(msg, "invalid frontmatter: this line is indented more than the keys of its map (line 4, column 5)");
+    assert_eq!((line, col), (4, 5));
+    let (msg, ..) = refused("input:\n  - \"a\"\n    - b\n");
+    assert_eq!(msg, "invalid frontmatter: this line is indented more than the entries of its list (line 4, column 5)");
+    // At the block's own column, the next key or entry; to its left, the block ends.
+    assert!(parse("models:\n  a: \"1\"\n  b: 2\nc: 3\n").is_ok());
+    assert!(parse("input:\n  - \"a\"\n  - b\nc: 3\n").is_ok());
+}

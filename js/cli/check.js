@@ -1,8 +1,8 @@
 // @ts-check
 // `runvil check FILE...`: every static error of each prompt file, nothing run (docs/check.md).
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { userInputPack, webPack } from '../packs/reference.js';
+import { parseCommandLine } from './command-line.js';
 
 export const CHECK_USAGE = `usage: runvil check <prompt.md>... [--format text|json] [--pack MODULE]...
 
@@ -25,32 +25,12 @@ Exit status: 0 when no file has an error (warnings allowed); 1 when one has; 2 o
  * @param {(path: string) => Promise<any[]>} packsOf how `run` loads a `--pack` module
  */
 export async function checkCommand(argv, createEngine, packsOf) {
-  const usage = (message) => {
-    process.stderr.write(`runvil check: ${message}\n${CHECK_USAGE}\n`);
-    return 2;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        format: { type: 'string', default: 'text' },
-        pack: { type: 'string', multiple: true, default: [] },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    return usage(error.message);
-  }
-  const { values, positionals: files } = parsed;
-  if (values.help) {
-    process.stdout.write(`${CHECK_USAGE}\n`);
-    return 0;
-  }
-  if (values.format !== 'text' && values.format !== 'json') {
-    return usage(`--format must be text or json (got '${values.format}')`);
-  }
+  const parsed = parseCommandLine('check', CHECK_USAGE, argv, {
+    format: { type: 'string', default: 'text' },
+    pack: { type: 'string', multiple: true, default: [] },
+  });
+  if ('status' in parsed) return parsed.status;
+  const { values, positionals: files, usage } = parsed;
   if (files.length === 0) return usage('missing prompt file');
   const sources = [];
   for (const file of files) {

@@ -13,6 +13,7 @@ import { version } from '../version.js';
 import { checkCommand } from './check.js';
 import { exportedPacks } from './pack-module.js';
 import { journalOptions } from './journal.js';
+import { SPEC_FORMS, roleSpecs, twiceMessage } from './model-specs.js';
 import { testKillHooks } from './kill-hooks.js';
 import { McpSetupError, connectMcpServers, parseMcpFlag, readMcpJson } from './mcp.js';
 import { exportSpans, otlpHeaders, recordingTracer, tracesUrl } from './otlp.js';
@@ -235,7 +236,7 @@ async function modelFor(spec, flag) {
     if (typeof exports[name] !== 'function') usage(`${flag}: '${path}' has no model function export '${name}'`);
     return exports[name];
   }
-  usage(`${flag} must be [ROLE=]openai:<model>, [ROLE=]script:<file> or [ROLE=]module:<file>[#export] (got '${spec}')`);
+  usage(`${flag} must be ${SPEC_FORMS} (got '${spec}')`);
 }
 
 /**
@@ -383,16 +384,10 @@ export async function main(argv, createEngine) {
   // Models by role: `--model ROLE=SPEC`, and `--model SPEC` or `--model-script FILE` for every
   // role without one of its own. One model serves every role it is bound to, in call order.
   const byRole = new Map();
-  const specs = values.model.map((given) => {
-    const named = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(given);
-    return named && !/^(openai|script|module):/.test(given)
-      ? { role: named[1], spec: named[2] }
-      : { role: '*', spec: given };
-  });
+  const specs = roleSpecs(values.model);
   if (values['model-script'] !== undefined) specs.push({ role: '*', spec: `script:${values['model-script']}` });
   for (const { role, spec } of specs) {
-    if (byRole.has(role))
-      usage(role === '*' ? 'more than one model for every role' : `more than one --model for the role ${role}`);
+    if (byRole.has(role)) usage(twiceMessage(role));
     byRole.set(role, await modelFor(spec, role === '*' ? '--model' : `--model ${role}=`));
   }
   const showRequests = values['show-requests'];

@@ -5,11 +5,12 @@ import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { scriptedModel } from '../models/scripted.js';
 import { userInputPack, webPack } from '../packs/reference.js';
 import { memoryStore } from '../stores/memory.js';
+import { parseCommandLine } from './command-line.js';
 import { lineDiff } from './diff.js';
+import { SPEC_FORMS, roleSpecs, twiceMessage } from './model-specs.js';
 import { exportedPacks } from './pack-module.js';
 import { journalText, parseJournalText } from './journal.js';
 import { parseTestFile } from './test-spec.js';
@@ -352,34 +353,14 @@ async function inOrder(items, limit, work, onDone) {
  * @param {(spec: string, flag: string) => Promise<any>} modelFor how `run` reads a `--model` SPEC
  */
 export async function testCommand(argv, createEngine, modelFor) {
-  const usage = (message) => {
-    process.stderr.write(`runvil test: ${message}\n${TEST_USAGE}\n`);
-    return 2;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        jobs: { type: 'string' },
-        format: { type: 'string', default: 'text' },
-        update: { type: 'boolean', default: false },
-        model: { type: 'string', multiple: true, default: [] },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    return usage(error.message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(`${TEST_USAGE}\n`);
-    return 0;
-  }
-  if (values.format !== 'text' && values.format !== 'json') {
-    return usage(`--format must be text or json (got '${values.format}')`);
-  }
+  const parsed = parseCommandLine('test', TEST_USAGE, argv, {
+    jobs: { type: 'string' },
+    format: { type: 'string', default: 'text' },
+    update: { type: 'boolean', default: false },
+    model: { type: 'string', multiple: true, default: [] },
+  });
+  if ('status' in parsed) return parsed.status;
+  const { values, positionals, usage } = parsed;
   let jobs = availableParallelism();
   if (values.jobs !== undefined) {
     if (!/^[1-9][0-9]*$/.test(values.jobs)) return usage(`--jobs must be a positive integer (got '${values.jobs}')`);
@@ -390,22 +371,12 @@ export async function testCommand(argv, createEngine, modelFor) {
 
   // `--model ROLE=SPEC` for one role, `--model SPEC` for every role without one, as in `run`. Each
   // re-recorded test gets models of its own, so a script: model answers every test from its start.
-  const specs = values.model.map((given) => {
-    const named = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(given);
-    return named && !/^(openai|script|module):/.test(given)
-      ? { role: named[1], spec: named[2] }
-      : { role: '*', spec: given };
-  });
+  const specs = roleSpecs(values.model);
   const wrong = specs.find((s) => !/^(openai|script|module):./.test(s.spec));
-  if (wrong) {
-    return usage(
-      `--model must be [ROLE=]openai:<model>, [ROLE=]script:<file> or [ROLE=]module:<file>[#export] (got '${wrong.spec}')`,
-    );
-  }
+  if (wrong) return usage(`--model must be ${SPEC_FORMS} (got '${wrong.spec}')`);
   const roles = specs.map((s) => s.role);
   const twice = roles.find((role, i) => roles.indexOf(role) !== i);
-  if (twice)
-    return usage(twice === '*' ? 'more than one model for every role' : `more than one --model for the role ${twice}`);
+  if (twice) return usage(twiceMessage(twice));
   const liveModels = async () => {
     const byRole = new Map();
     for (const { role, spec } of specs)

@@ -1,12 +1,13 @@
 // The Worker pkg-tests/durable-run.test.mjs runs in workerd: RunvilRunObject owning runs whose
-// model is the test's local chat-completions server (it counts calls) and whose Pack tool answers
-// locally; workspaces in RunvilStoreObject.
+// model is the test's local chat-completions server (it counts calls) and whose Pack is the
+// fixture's (pkg-tests/durable/fixture.mjs); workspaces in RunvilStoreObject.
 //   POST /runs?id=ID&args=A   (body: the prompt) starts the run ID; answers its status
 //   GET  /runs/ID             the run's events and outcome, NDJSON (resumes an unfinished run)
 //   GET  /runs/ID/status      its status (resumes an unfinished run)
 //   POST /runs/ID/cancel      cancels it
 //   GET  /runs/ID/files       the workspace's files and their text
 import { RunvilRunObject, RunvilStoreObject, durableObjectStore, openAIChatModel } from 'runvil/workerd';
+import { probePack } from './fixture.mjs';
 
 export { RunvilStoreObject };
 
@@ -16,16 +17,7 @@ export class TestRunObject extends RunvilRunObject {
   }
 
   packs() {
-    return [{
-      name: 'probe',
-      description: 'Looks things up.',
-      tools: [{
-        name: 'look',
-        description: 'Look a thing up.',
-        parameters: { type: 'object', properties: { q: { type: 'string' } } },
-        call: async (a) => `found ${a.q}`,
-      }],
-    }];
+    return [probePack()];
   }
 }
 

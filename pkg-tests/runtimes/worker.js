@@ -2,7 +2,7 @@
 // POST /too-large?bytes=N&ceiling=C runs models.infer against a model whose reply carries N bytes
 // of text under a C-byte memory ceiling, on an engine of its own, and answers the outcome with how
 // far the wasm memory grew (pkg-tests/edge-memory.test.mjs).
-import { createEngine } from './pkg/workerd.js';
+import { createEngine } from 'runvil/workerd';
 
 let engine;
 

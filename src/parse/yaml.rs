@@ -587,6 +587,21 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Moves to the next content and answers whether it continues the block at column `m`:
+    /// false at the end or at a line to its left (the block ended), an error at a line further
+    /// right (`items` names what the block's lines hold, for the message).
+    fn next_in_block(&mut self, m: usize, items: &str) -> R<bool> {
+        self.skip_to_content()?;
+        if self.eof() {
+            return Ok(false);
+        }
+        let c = self.column0();
+        if c > m {
+            return Err(self.error(format!("this line is indented more than {items}")));
+        }
+        Ok(c == m)
+    }
+
     /// A block map at column `m` whose first key (read at `spot`) is given; the cursor is at its `:`.
     fn block_map(&mut self, m: usize, first: Yaml, spot: Spot) -> R<Yaml> {
         let mut entries = Vec::new();
@@ -597,16 +612,8 @@ impl<'a> Reader<'a> {
             let value = self.block_value(m, Ctx::MapValue)?;
             entries.push((key, value));
             spots.push(key_spot);
-            self.skip_to_content()?;
-            if self.eof() {
+            if !self.next_in_block(m, "the keys of its map")? {
                 break;
-            }
-            let c = self.column0();
-            if c < m {
-                break;
-            }
-            if c > m {
-                return Err(self.error("this line is indented more than the keys of its map"));
             }
             if self.dash_entry() {
                 return Err(self.error("did not find expected key: a `-` list entry where the map expects its next key"));
@@ -640,16 +647,8 @@ impl<'a> Reader<'a> {
         loop {
             self.at.pos += 1; // the `-`
             items.push(self.block_value(m, Ctx::SeqEntry)?);
-            self.skip_to_content()?;
-            if self.eof() {
+            if !self.next_in_block(m, "the entries of its list")? {
                 break;
-            }
-            let c = self.column0();
-            if c < m {
-                break;
-            }
-            if c > m {
-                return Err(self.error("this line is indented more than the entries of its list"));
             }
             if !self.dash_entry() {
                 if at_key_column {
