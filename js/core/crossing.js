@@ -6,7 +6,7 @@
 // engine ends the run with its memory ceiling error (docs/reliability.md, "Memory at the edge").
 //
 // The refusal is the rejection `{ tooLarge: bytes }`, a plain object (src/wasm/host.rs reads
-// it); every other rejection reaching the engine is an Error (engine.js, `guarded`).
+// it); every other rejection reaching the engine is an Error (guard.js).
 
 /** The UTF-8 length of `text`, counted only as far as needed to compare with `limit`. */
 export function utf8Length(text, limit) {
@@ -34,9 +34,13 @@ function checked(value, ceiling) {
 
 /**
  * A model reply as the engine reads it: its JSON text, once (the engine parses it and drops the
- * text), or `undefined` when it has none (the engine says the reply is not a JSON object).
+ * text), or `undefined` when it has none (the engine says the reply is not a JSON object). Throws
+ * the refusal when the text is larger than `ceiling` (bytes). The run's model functions answer
+ * this (model-calls.js).
+ * @param {unknown} reply
+ * @param {number} ceiling
  */
-function replyText(reply, ceiling) {
+export function replyText(reply, ceiling) {
   let text;
   try {
     text = JSON.stringify(reply);
@@ -46,26 +50,15 @@ function replyText(reply, ceiling) {
   return typeof text === 'string' ? checked(text, ceiling) : undefined;
 }
 
-function sizedModel(fn, ceiling) {
-  return (/** @type {any} */ request) => Promise.resolve(fn(request)).then((reply) => replyText(reply, ceiling));
-}
-
 /**
- * The bridge's host parts with every answer measured against `ceiling` (bytes) first: the model
- * functions, the Pack tools' `call` and the store's `read`. Changes `bridge` in place.
+ * The bridge's Pack tools' `call` and the store's `read` with every answer measured against
+ * `ceiling` (bytes) first; model replies are measured where the model functions are composed
+ * (`replyText`). Changes `bridge` in place.
  * @param {any} bridge
  * @param {number} ceiling
  */
 export function measureCrossings(bridge, ceiling) {
-  const { models, packs, store } = bridge;
-  if (typeof models === 'function') {
-    bridge.models = (/** @type {string} */ role, /** @type {unknown} */ spec) => {
-      const fn = models(role, spec);
-      return typeof fn === 'function' ? sizedModel(fn, ceiling) : fn;
-    };
-  } else if (models !== undefined) {
-    bridge.models = Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, sizedModel(fn, ceiling)]));
-  }
+  const { packs, store } = bridge;
   if (packs !== undefined) {
     bridge.packs = packs.map((/** @type {any} */ pack) => ({
       ...pack,

@@ -5,9 +5,11 @@ import { checkCheckCall, checkOn } from './check.js';
 import { createConversations } from './conversations.js';
 import { instancePool, instantiate } from './pool.js';
 import { measureCrossings, utf8Length } from './crossing.js';
+import { guarded, thrownText } from './guard.js';
 import { createJournal, journalMode } from './journal.js';
+import { bridgeModels } from './model-calls.js';
 import { checkTracing, createRunTrace, now } from './trace.js';
-import { MODEL_FUNCTION, describe, isObject } from './values.js';
+import { MODEL_FUNCTION, describe, isObject, isThenable } from './values.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -107,75 +109,6 @@ export const yieldNow = (() => {
   return () => new Promise((resolve) => setTimeout(resolve, 0));
 })();
 
-const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cached_tokens', 'reasoning_tokens'];
-
-/**
- * Wraps the run's model functions (js/README.md, "Model events and usage"): a request gets
- * `emit(name, fields)` so a model function can report `model_*` events (retries) into the run's
- * event stream, and a reply's `usage` is reported as a `model_usage` event and added to the
- * run's per-role totals (`outcome.usage`).
- */
-function observeModels(models, deliver, totals) {
-  const emit = (fields) => deliver?.(fields);
-  const wrap = (fn) =>
-    function observedModel(request) {
-      if (request && typeof request === 'object') {
-        request.emit = (name, fields = {}) => {
-          if (
-            typeof name !== 'string' ||
-            !/^model_[a-z0-9_]+$/.test(name) ||
-            name === 'model_turn_started' ||
-            name === 'model_turn_completed'
-          ) {
-            throw new TypeError(
-              `request.emit: a model function reports events named model_<name> (got ${describe(name)}${typeof name === 'string' ? ` '${name}'` : ''})`,
-            );
-          }
-          emit({
-            ...(isObject(fields) ? fields : {}),
-            event: name,
-            type: name,
-            section: request.section,
-            role: request.role,
-            turn: request.turn,
-          });
-        };
-      }
-      return Promise.resolve(fn(request)).then((reply) => {
-        const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
-        if (usage) {
-          const role = String(request?.role);
-          const sum = (totals[role] ??= {
-            calls: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_tokens: 0,
-            reasoning_tokens: 0,
-          });
-          sum.calls += 1;
-          for (const key of USAGE_KEYS) if (Number.isFinite(usage[key]) && usage[key] >= 0) sum[key] += usage[key];
-          emit({
-            event: 'model_usage',
-            type: 'model_usage',
-            section: request.section,
-            role,
-            turn: request.turn,
-            usage: { ...usage },
-            totals: { ...sum },
-          });
-        }
-        return reply;
-      });
-    };
-  if (typeof models === 'function') {
-    return (role, spec) => {
-      const fn = models(role, spec);
-      return typeof fn === 'function' ? wrap(fn) : fn;
-    };
-  }
-  return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, wrap(fn)]));
-}
-
 const LIMIT_KEYS = ['instructions', 'memoryBytes', 'maxToolIterations', 'fanoutConcurrency', 'sectionEntries'];
 
 function checkLimits(limits) {
@@ -205,38 +138,11 @@ const DEFAULT_MEMORY_BYTES = 64 * 2 ** 20;
 /** The engine's prompt size limit (src/parse/mod.rs), checked here before the copy into wasm. */
 const MAX_PROMPT_BYTES = 16 * 2 ** 20;
 
-/**
- * A JS value a host callback threw, as a model-safe message that never throws itself: a string
- * as is, an Error's string `message`, else a plain description (a Proxy's traps are not run).
- */
-function thrownText(error, who) {
-  try {
-    if (typeof error === 'string') return error;
-    if (error instanceof Error) {
-      const message = error.message;
-      if (typeof message === 'string') return message;
-      return `${who} threw an Error whose message is ${describe(message)}, not a string`;
-    }
-    return `${who} threw ${describe(error)}, not an Error`;
-  } catch {
-    return `${who} threw a value that could not be inspected`;
-  }
-}
-
 function describeSafe(value) {
   try {
     return describe(value);
   } catch {
     return 'a value that could not be inspected';
-  }
-}
-
-/** Calls `f` and settles with its answer; whatever it throws becomes `new Error(thrownText(...))`. */
-async function guarded(who, f, thisArg, args) {
-  try {
-    return await f.apply(thisArg, args);
-  } catch (error) {
-    throw new Error(thrownText(error, who));
   }
 }
 
@@ -256,10 +162,6 @@ function toolAnswer(value) {
 function guardTool(tool) {
   const { call } = tool;
   return { ...tool, call: async (args, ctx) => toolAnswer(await guarded('the tool', call, tool, [args, ctx])) };
-}
-
-function guardModel(fn) {
-  return (request) => guarded('the model function', fn, undefined, [request]);
 }
 
 /**
@@ -291,31 +193,6 @@ function observer(onEvent, trace) {
     trace?.event(event);
     tell?.(event);
   };
-}
-
-/** @param {unknown} value */
-const isThenable = (value) => isObject(value) && typeof (/** @type {any} */ (value).then) === 'function';
-
-function guardModels(models, misuse) {
-  if (typeof models === 'function') {
-    return (role, spec) => {
-      let fn;
-      try {
-        fn = models(role, spec);
-      } catch {
-        return undefined;
-      }
-      if (isThenable(fn)) {
-        // A model function where the role map goes: what it answered is a reply, not a model.
-        // Its rejection is handled here, so none reaches the host as unhandled; run() throws.
-        Promise.resolve(fn).catch(() => {});
-        misuse.resolverAnsweredPromise = true;
-        return undefined;
-      }
-      return typeof fn === 'function' ? guardModel(fn) : undefined;
-    };
-  }
-  return Object.fromEntries(Object.entries(models).map(([role, fn]) => [role, guardModel(fn)]));
 }
 
 /**
@@ -428,15 +305,17 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   const misuse = { resolverAnsweredPromise: false };
   const trace = tracer === undefined ? undefined : createRunTrace(tracer, { content: traceContent });
   const deliver = onEvent === undefined && trace === undefined ? undefined : observer(onEvent, trace);
-  if (models !== undefined) {
-    bridge.models = guardModels(observeModels(trace ? trace.models(models) : models, deliver, usage), misuse);
-  }
+  const checkedLimits = limits === undefined ? undefined : checkLimits(limits);
+  const ceiling = checkedLimits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+  /** What the run's model calls share (model-calls.js). */
+  const modelRun = { deliver, totals: usage, ceiling, misuse };
+  if (models !== undefined) bridge.models = bridgeModels(models, modelRun, trace, undefined);
   if (deliver !== undefined) bridge.onEvent = deliver;
   // Model requests and tool calls always carry a signal (index.d.ts declares it on both), so a
   // host can hand it to fetch or read `.aborted` without a check: a run started without one gets
   // a signal that never aborts.
   bridge.signal = signal ?? new AbortController().signal;
-  if (limits !== undefined) bridge.limits = checkLimits(limits);
+  if (checkedLimits !== undefined) bridge.limits = checkedLimits;
   if (store !== undefined) bridge.store = guardStore(store);
   if (packs !== undefined) bridge.packs = packs.map((pack) => ({ ...pack, tools: pack.tools?.map(guardTool) }));
   let journal;
@@ -458,8 +337,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
     bridge.signal = journal.signal;
     bridge.conversations = journal.conversations(bridge.conversations);
     bridge.clock = journal.clock;
-    const journaled = journal.models(guardModels(models ?? {}, misuse));
-    bridge.models = observeModels(trace ? trace.models(journaled) : journaled, deliver, usage);
+    bridge.models = bridgeModels(models, modelRun, trace, journal);
     bridge.packs = journal.packs(bridge.packs);
     bridge.store = journal.store(bridge.store);
   }
@@ -490,8 +368,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
       },
     };
   }
-  const ceiling = bridge.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
-  // Outermost, so that replayed answers are measured too.
+  // Outermost, so that replayed answers are measured too (model replies: in bridgeModels).
   measureCrossings(bridge, ceiling);
   return { bridge, usage, misuse, journal, trace, ceiling };
 }

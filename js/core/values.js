@@ -16,6 +16,11 @@ export function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** A value `await` would adopt: an object with a `then` method. */
+export function isThenable(value) {
+  return isObject(value) && typeof (/** @type {any} */ (value).then) === 'function';
+}
+
 /** An object literal or `Object.create(null)`: what can be taken apart key by key and rebuilt. */
 export function isPlainObject(value) {
   if (value === null || typeof value !== 'object') return false;
