@@ -6,13 +6,38 @@
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
 import { engineOptions, loadModule } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
+import { deviceSeeds } from '../core/seeds.js';
 
 export * from './public.js';
 export { directoryStore } from '../stores/directory.js';
 
+/**
+ * `node:fs`, or undefined where the host has none (a page importing this file). Taken with
+ * `process.getBuiltinModule` where there is one (Node 20.16 and later, Deno, Bun): a dynamic
+ * import is a trip through Node's module loader, over a millisecond the first time.
+ * @returns {Promise<typeof import('node:fs') | undefined>}
+ */
+async function nodeFs() {
+  const host = globalThis.process;
+  if (typeof host?.getBuiltinModule === 'function') return host.getBuiltinModule('node:fs');
+  return import('node:fs').catch(() => undefined);
+}
+
 async function readFile(url) {
-  const fs = await import('node:fs/promises');
-  return fs.readFile(url);
+  const fs = await nodeFs();
+  if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
+  return fs.promises.readFile(url);
+}
+
+/**
+ * How this entry draws a run's default seed: from the system's random device in Node and Bun
+ * (seeds.js says why), Web Crypto elsewhere. Deno asks for read permission instead of refusing,
+ * and its Web Crypto costs nothing to load, so Deno keeps it.
+ */
+async function seedSource() {
+  if (typeof (/** @type {any} */ (globalThis).Deno) !== 'undefined') return undefined;
+  const fs = await nodeFs();
+  return fs ? deviceSeeds(fs) : undefined;
 }
 
 /** ENOENT (moved by a bundler), or no read permission (Deno's NotCapable / PermissionDenied). */
@@ -50,5 +75,5 @@ async function defaultModule() {
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url, { readFile });
-  return makeEngine(module, { uiKind: hostUiKind() });
+  return makeEngine(module, { uiKind: hostUiKind(), drawSeed: await seedSource() });
 }
