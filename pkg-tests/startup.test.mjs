@@ -1,12 +1,14 @@
 // What an engine's start-up does and does not do (docs/performance.md, "Start-up"): in Node the
 // default seed comes from the system's random device, never Web Crypto (whose first use loads a
-// whole module); the journal, trace and check modules are loaded by the first call that uses them,
-// and those calls behave as before.
+// whole module); the module bytes the package reads itself are released once compiled, a caller's
+// never; the journal, trace and check modules are loaded by the first call that uses them, and
+// those calls behave as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { deviceSeeds, randomSeed } from '../pkg/core/seeds.js';
+import { compileOwnBytes, loadModule } from '../pkg/core/load.js';
 import { PKG } from './helpers.mjs';
 
 const U64 = /^(0|[1-9][0-9]*)$/;
@@ -123,4 +125,38 @@ test('journal.js, trace.js and check.js load only with the first call that uses 
   assert.deepEqual(out.check, [['Lua'], ['journal.js', 'trace.js', 'check.js']]);
   assert.match(out.misuse[0], /^TypeError: engine\.run: record must be true or a function/);
   assert.deepEqual(out.misuse.slice(1), ['TypeError', 'TypeError']);
+});
+
+test('bytes the package read are released once compiled; a caller\'s bytes are left as given', async () => {
+  const read = () => new Uint8Array(fs.readFileSync(new URL('runvil_bg.wasm', `file://${PKG}`)));
+  const own = read();
+  const length = own.byteLength;
+  assert.ok((await compileOwnBytes(own, '')) instanceof WebAssembly.Module);
+  // ArrayBuffer.prototype.transfer: Node 21 and later, Deno, Bun, browsers; Node 20 leaves it to the collector.
+  const canRelease = typeof ArrayBuffer.prototype.transfer === 'function';
+  assert.equal(own.buffer.byteLength, canRelease ? 0 : length);
+  const given = read();
+  assert.ok((await loadModule(given, import.meta.url)) instanceof WebAssembly.Module);
+  assert.equal(given.buffer.byteLength, length, 'the caller keeps its bytes');
+  // A view over part of a larger buffer is never detached (it may share the buffer with others).
+  const shared = new Uint8Array(length + 16);
+  shared.set(read(), 8);
+  const part = shared.subarray(8, 8 + length);
+  assert.ok((await compileOwnBytes(part, '')) instanceof WebAssembly.Module);
+  assert.equal(shared.buffer.byteLength, length + 16);
+  // Bytes that are no module are refused with the usual message, and released all the same.
+  const page = new TextEncoder().encode('<!doctype html><p>not found');
+  await assert.rejects(compileOwnBytes(page, ''), /got HTML instead of a WebAssembly module/);
+  assert.equal(page.buffer.byteLength, canRelease ? 0 : page.byteLength);
+});
+
+test('two engines in one process each get a module from the package\'s own bytes', () => {
+  for (const entry of ['index.js', 'inline.js']) {
+    const out = inChild(`
+      const { createEngine } = await import(${JSON.stringify(new URL('.', `file://${PKG}`).href)} + ${JSON.stringify(entry)});
+      const results = [];
+      for (let i = 0; i < 2; i++) results.push((await (await createEngine()).run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n", { seed: i })).result);
+      console.log(JSON.stringify(results));`);
+    assert.deepEqual(out, ['ok', 'ok'], entry);
+  }
 });

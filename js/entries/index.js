@@ -4,7 +4,7 @@
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
-import { engineOptions, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, loadModule } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
 import { deviceSeeds } from '../core/seeds.js';
 
@@ -58,7 +58,7 @@ async function inlineBytes() {
 async function defaultModule() {
   // A CommonJS bundle of this file has no import.meta.url at all.
   const here = import.meta.url;
-  if (typeof here !== 'string') return loadModule(await inlineBytes(), '');
+  if (typeof here !== 'string') return compileOwnBytes(await inlineBytes(), '');
   const url = new URL('../runvil_bg.wasm', here);
   if (url.protocol !== 'file:') return loadModule(url, here); // a page importing index.js
   let bytes;
@@ -68,7 +68,7 @@ async function defaultModule() {
     if (!isUnreadable(error)) throw error;
     bytes = await inlineBytes();
   }
-  return loadModule(bytes, here);
+  return compileOwnBytes(bytes, '');
 }
 
 /** @type {typeof import('../index.d.ts').createEngine} */
