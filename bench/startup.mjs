@@ -1,5 +1,6 @@
 // Start-up figures, each sample in a fresh Node process (V8 caches compiled wasm within a
 // process), Runvil and wasmoon alternating (ABAB):
+//  - import: the package's `await import(...)` (not part of the goals);
 //  - createEngine: compile + instantiate (Runvil: `createEngine()`; wasmoon: `new LuaFactory()
 //    .createEngine()`), timed inside the child from just before the call;
 //  - first result: a trivial run right after it (Runvil: a one-block prompt returning 'ok';
@@ -10,6 +11,9 @@
 // Variant arms (ARMS below, each with a label), interleaved with the two, each take one cost out
 // of Runvil's first run, or put one into wasmoon's, to show where the time and memory go: V8's lazy
 // compilation, drawing the run seed, V8's tier-up of the Lua interpreter loop.
+// Then one more child of each under `--trace-wasm-compilation-times`: how many functions and bytes
+// of wasm code the first result compiled, and how many functions V8 tiered up to TurboFan (exact
+// for a given build, unlike the times; a tier-up still compiling when the child exits is not counted).
 // Writes bench/results/startup.json.
 //
 //   node bench/startup.mjs [--quick]     (against the current pkg/; RUNVIL_PKG=dir for another build)
@@ -25,7 +29,9 @@ const PKG = pathToFileURL(`${resolve(ROOT, process.env.RUNVIL_PKG ?? 'pkg')}/ind
 
 /** Runvil's child; `options` is the source text of the first run's options. */
 const runvilChild = (options) => `
+    const t00 = performance.now();
     const { createEngine } = await import(${JSON.stringify(PKG)});
+    const tImport = performance.now() - t00;
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
     const engine = await createEngine();
@@ -33,11 +39,13 @@ const runvilChild = (options) => `
     const out = await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n", ${options});
     const t2 = performance.now();
     if (out.result !== 'ok') throw new Error(JSON.stringify(out));
-    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
+    console.log(JSON.stringify({ import: tImport, create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
 
 /** wasmoon's child; `chunk` is the Lua its first run does, `expected` what that returns. */
 const wasmoonChild = (chunk, expected) => `
+    const t00 = performance.now();
     const { LuaFactory } = await import('wasmoon');
+    const tImport = performance.now() - t00;
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
     const lua = await new LuaFactory().createEngine();
@@ -45,7 +53,7 @@ const wasmoonChild = (chunk, expected) => `
     const out = await lua.doString(${JSON.stringify(chunk)});
     const t2 = performance.now();
     if (out !== ${JSON.stringify(expected)}) throw new Error(String(out));
-    console.log(JSON.stringify({ create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
+    console.log(JSON.stringify({ import: tImport, create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
 
 // The two arms the goals compare, then variants that take one cost out of Runvil's first run (or
 // put it into wasmoon's), to show where the time and the memory go.
@@ -54,8 +62,10 @@ const ARMS = {
   wasmoon: { child: wasmoonChild("return 'ok'", 'ok'), flags: [] },
   eager: { child: runvilChild('undefined'), flags: ['--no-wasm-lazy-compilation'],
     label: 'V8 compiling all wasm up front (`--no-wasm-lazy-compilation`)' },
-  seeded: { child: runvilChild('{ seed: 1 }'), flags: [],
-    label: 'a seed given (`seed: 1`: no `crypto.getRandomValues`)' },
+  // Node's entry draws the default seed from the system's random device (js/core/seeds.js); this
+  // arm draws it through Web Crypto inside the timed run, which loads Node's Web Crypto module.
+  webCrypto: { child: runvilChild('{ seed: crypto.getRandomValues(new BigUint64Array(1))[0] }'), flags: [],
+    label: 'the seed drawn through Web Crypto (`crypto.getRandomValues`), not the random device' },
   // V8 (Node 20) tiers a wasm function up to TurboFan once its Liftoff code has run "enough":
   // every loop back-edge spends the jump's distance in machine code, so the interpreter loop of a
   // Lua VM (about 21 KB of wasm) is tiered up after some dozens of Lua instructions. The Engine's
@@ -67,8 +77,17 @@ const ARMS = {
     label: 'wasmoon, its first chunk a 30-step loop' },
 };
 
-const sample = (name) =>
-  JSON.parse(execFileSync(process.execPath, [...ARMS[name].flags, '--input-type=module', '-e', ARMS[name].child], { cwd: ROOT, encoding: 'utf8' }));
+const child = (name, flags = []) =>
+  execFileSync(process.execPath, [...ARMS[name].flags, ...flags, '--input-type=module', '-e', ARMS[name].child], { cwd: ROOT, encoding: 'utf8' });
+const sample = (name) => JSON.parse(child(name));
+
+/** What the first result compiled: V8's trace line per function and tier, summed. */
+function compiled(name) {
+  const lines = child(name, ['--trace-wasm-compilation-times']).split('\n');
+  const tier = (t) => lines.map((l) => new RegExp(`using ${t},.* bodysize (\\d+)`).exec(l)).filter(Boolean).map((m) => Number(m[1]));
+  const liftoff = tier('Liftoff');
+  return { functions: liftoff.length, bytes: liftoff.reduce((a, b) => a + b, 0), turbofan: tier('TurboFan').length };
+}
 
 const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
@@ -82,6 +101,7 @@ const GOALS = {
   rss: { max: 2, of: 'ratio', text: '≤ 2× wasmoon' },
 };
 const MEASURES = [
+  ['import', 'import of the package (fresh process)', 'ms', 1],
   ['create', 'createEngine (fresh process)', 'ms', 1],
   ['first', 'first trivial run right after createEngine', 'ms', 1],
   ['sum', 'createEngine + first run', 'ms', 1],
@@ -107,4 +127,12 @@ for (const name of names.filter((n) => ARMS[n].label)) {
   const t = (key) => `${figures[`${name}-${key}`].median.toFixed(1)} vs ${figures[`${name}-${key}`].peer.median.toFixed(1)}`;
   console.log(`  ${ARMS[name].label}: create ${t('create')} ms, first ${t('first')} ms, RSS ${t('rss')} MiB`);
 }
+const code = { runvil: compiled('runvil'), wasmoon: compiled('wasmoon') };
+figures.firstRunCode = {
+  name: 'wasm code the first result compiles (Liftoff)', unit: 'bytes', value: code.runvil.bytes,
+  functions: code.runvil.functions, turbofan: code.runvil.turbofan,
+  peer: { name: 'wasmoon', value: code.wasmoon.bytes, functions: code.wasmoon.functions, turbofan: code.wasmoon.turbofan },
+};
+const codeLine = (c) => `${c.functions} functions, ${c.bytes} bytes, ${c.turbofan} tiered up`;
+console.log(`  first result compiled: runvil ${codeLine(code.runvil)}; wasmoon ${codeLine(code.wasmoon)}`);
 writeResults('startup', 'node bench/startup.mjs', figures, started);
