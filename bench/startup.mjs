@@ -22,38 +22,12 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ROOT, QUICK, versus, writeResults } from './results.mjs';
+import { runvilChild as runvilChildOf, wasmoonChild } from './startup-child.mjs';
 
 const started = performance.now();
 const RUNS = QUICK ? 5 : 11;
 const PKG = pathToFileURL(`${resolve(ROOT, process.env.RUNVIL_PKG ?? 'pkg')}/index.js`).href;
-
-/** Runvil's child; `options` is the source text of the first run's options. */
-const runvilChild = (options) => `
-    const t00 = performance.now();
-    const { createEngine } = await import(${JSON.stringify(PKG)});
-    const tImport = performance.now() - t00;
-    const rss0 = process.memoryUsage().rss;
-    const t0 = performance.now();
-    const engine = await createEngine();
-    const t1 = performance.now();
-    const out = await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n", ${options});
-    const t2 = performance.now();
-    if (out.result !== 'ok') throw new Error(JSON.stringify(out));
-    console.log(JSON.stringify({ import: tImport, create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
-
-/** wasmoon's child; `chunk` is the Lua its first run does, `expected` what that returns. */
-const wasmoonChild = (chunk, expected) => `
-    const t00 = performance.now();
-    const { LuaFactory } = await import('wasmoon');
-    const tImport = performance.now() - t00;
-    const rss0 = process.memoryUsage().rss;
-    const t0 = performance.now();
-    const lua = await new LuaFactory().createEngine();
-    const t1 = performance.now();
-    const out = await lua.doString(${JSON.stringify(chunk)});
-    const t2 = performance.now();
-    if (out !== ${JSON.stringify(expected)}) throw new Error(String(out));
-    console.log(JSON.stringify({ import: tImport, create: t1 - t0, first: t2 - t1, rss: process.memoryUsage().rss - rss0 }));`;
+const runvilChild = (options) => runvilChildOf(PKG, options);
 
 // The two arms the goals compare, then variants that take one cost out of Runvil's first run (or
 // put it into wasmoon's), to show where the time and the memory go.
@@ -77,13 +51,12 @@ const ARMS = {
     label: 'wasmoon, its first chunk a 30-step loop' },
 };
 
-const child = (name, flags = []) =>
-  execFileSync(process.execPath, [...ARMS[name].flags, ...flags, '--input-type=module', '-e', ARMS[name].child], { cwd: ROOT, encoding: 'utf8' });
-const sample = (name) => JSON.parse(child(name));
+const sample = (name) =>
+  JSON.parse(execFileSync(process.execPath, [...ARMS[name].flags, '--input-type=module', '-e', ARMS[name].child], { cwd: ROOT, encoding: 'utf8' }));
 
-/** What the first result compiled: V8's trace line per function and tier, summed. */
-function compiled(name) {
-  const lines = child(name, ['--trace-wasm-compilation-times']).split('\n');
+/** What the first result compiled (`source`, a child that runs once): V8's trace line per function and tier, summed. */
+function compiled(source) {
+  const lines = execFileSync(process.execPath, ['--trace-wasm-compilation-times', '--input-type=module', '-e', source], { cwd: ROOT, encoding: 'utf8' }).split('\n');
   const tier = (t) => lines.map((l) => new RegExp(`using ${t},.* bodysize (\\d+)`).exec(l)).filter(Boolean).map((m) => Number(m[1]));
   const liftoff = tier('Liftoff');
   return { functions: liftoff.length, bytes: liftoff.reduce((a, b) => a + b, 0), turbofan: tier('TurboFan').length };
@@ -127,7 +100,7 @@ for (const name of names.filter((n) => ARMS[n].label)) {
   const t = (key) => `${figures[`${name}-${key}`].median.toFixed(1)} vs ${figures[`${name}-${key}`].peer.median.toFixed(1)}`;
   console.log(`  ${ARMS[name].label}: create ${t('create')} ms, first ${t('first')} ms, RSS ${t('rss')} MiB`);
 }
-const code = { runvil: compiled('runvil'), wasmoon: compiled('wasmoon') };
+const code = { runvil: compiled(runvilChildOf(PKG, 'undefined', false)), wasmoon: compiled(wasmoonChild("return 'ok'", 'ok', false)) };
 figures.firstRunCode = {
   name: 'wasm code the first result compiles (Liftoff)', unit: 'bytes', value: code.runvil.bytes,
   functions: code.runvil.functions, turbofan: code.runvil.turbofan,

@@ -24,6 +24,8 @@ const smokeWorker :Workerd.Worker = (
     (name = "pkg/core/journal.js", esModule = embed "../../pkg/core/journal.js"),
     (name = "pkg/core/trace.js", esModule = embed "../../pkg/core/trace.js"),
     (name = "pkg/core/values.js", esModule = embed "../../pkg/core/values.js"),
+    (name = "pkg/core/clock.js", esModule = embed "../../pkg/core/clock.js"),
+    (name = "pkg/core/seeds.js", esModule = embed "../../pkg/core/seeds.js"),
     (name = "pkg/models/scripted.js", esModule = embed "../../pkg/models/scripted.js"),
     (name = "pkg/models/openai.js", esModule = embed "../../pkg/models/openai.js"),
     (name = "pkg/models/ai-sdk.js", esModule = embed "../../pkg/models/ai-sdk.js"),
