@@ -385,7 +385,7 @@ function checkUi(ui, defaultKind) {
  * Returns { bridge } or { outcome } when the run is answered without the engine.
  * @param {string} source
  * @param {Record<string, any>} checked the options as checkRunCall answers them
- * @param {OptionalParts} parts the optional modules these options call for (optionalParts)
+ * @param {OptionalParts} parts the optional modules these options call for (loadParts)
  * @param {{ uiKind: string, engineVersion?: string, drawSeed: () => string }} host
  */
 function prepareRun(source, checked, parts, { uiKind: defaultUiKind, engineVersion = '', drawSeed }) {
