@@ -209,12 +209,13 @@ export const BLOCKS = {
   },
 
   startup(src) {
-    const rows = ['create', 'first', 'sum', 'rss'].map((k) => {
+    const code = (c) => `${num(c.value)} bytes of wasm code in ${num(c.functions)} functions (${c.turbofan} tiered up)`;
+    const rows = ['import', 'create', 'first', 'sum', 'rss'].map((k) => {
       const f = src.fig(`startup.${k}`);
       return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio), f.goal ? `${f.goal.text}: **${verdict(f)}**` : ''];
     });
     // The variant arms (bench/startup.mjs ARMS), each against the arm it varies.
-    const variants = ['eager', 'seeded', 'untiered', 'wasmoonLoop'].map((name) => {
+    const variants = ['eager', 'webCrypto', 'untiered', 'wasmoonLoop'].map((name) => {
       const cell = (key) => {
         const f = src.fig(`startup.${name}-${key}`);
         return `${num(f.median)} (${num(f.peer.median)})`;
@@ -224,7 +225,9 @@ export const BLOCKS = {
     return `${table(['figure', 'Runvil', 'wasmoon', 'ratio of medians', 'goal'], rows)}\n\n` +
       `${table(['variant (median; in brackets, the arm it varies)', 'createEngine, ms', 'first run, ms', 'RSS added, MiB'], variants)}\n\n` +
       `${src.fig('startup.sum').runs} samples of each arm, median (min–max), each in a fresh Node process, the arms alternating. ` +
-      'Each variant takes one cost out of Runvil\'s default arm, or (the last) puts one into wasmoon\'s.';
+      'Each variant takes one cost out of Runvil\'s default arm, puts one in (the Web Crypto seed), or (the last) puts one into wasmoon\'s. ' +
+      `The first result compiles ${code(src.fig('startup.firstRunCode'))} in Runvil, ${code(src.fig('startup.firstRunCode').peer)} in wasmoon ` +
+      '(`--trace-wasm-compilation-times`: Liftoff functions and their bytes of wasm code; functions tiered up to TurboFan before the child exited).';
   },
 
   rounds(src) {

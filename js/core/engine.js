@@ -1,15 +1,52 @@
 // @ts-check
 // The engine object: argument checking, defaults, and the wasm instance's life cycle.
 // Everything here is shared by every entry point (index.js, workerd.js).
-import { checkCheckCall, checkOn } from './check.js';
+import { now } from './clock.js';
 import { createConversations } from './conversations.js';
 import { instancePool, instantiate } from './pool.js';
 import { measureCrossings, utf8Length } from './crossing.js';
 import { guarded, thrownText } from './guard.js';
-import { createJournal, journalMode } from './journal.js';
 import { bridgeModels } from './model-calls.js';
-import { checkTracing, createRunTrace, now } from './trace.js';
+import { randomSeed } from './seeds.js';
 import { MODEL_FUNCTION, describe, isObject, isThenable } from './values.js';
+
+// What only some calls use is loaded by the first call that does (journal.js for record, replay
+// and resume; trace.js for a tracer; check.js for engine.check), so an engine that never uses them
+// never parses them (docs/performance.md, "Start-up").
+/** @type {Promise<typeof import('./journal.js')> | undefined} */
+let journalModule;
+/** @type {Promise<typeof import('./trace.js')> | undefined} */
+let traceModule;
+/** @type {Promise<typeof import('./check.js')> | undefined} */
+let checkModule;
+
+/**
+ * Which optional modules a run's options call for. Without any of their options a run needs
+ * neither: no journal (journal.js would answer no mode) and no trace (nothing to check).
+ * @param {Record<string, unknown>} checked the run's options, as checkRunCall answers them
+ */
+function wantedParts(checked) {
+  const { record, replay, resume, resumeInFlight, tracer, traceContent } = checked;
+  return {
+    journal: [record, replay, resume, resumeInFlight].some((value) => value !== undefined),
+    trace: tracer !== undefined || traceContent !== undefined,
+  };
+}
+
+/**
+ * The optional modules `wanted` names, loaded (each once per process).
+ * @param {ReturnType<typeof wantedParts>} wanted
+ */
+async function loadParts(wanted) {
+  return {
+    journal: wanted.journal ? await (journalModule ??= import('./journal.js')) : undefined,
+    trace: wanted.trace ? await (traceModule ??= import('./trace.js')) : undefined,
+  };
+}
+
+/** @typedef {Awaited<ReturnType<typeof loadParts>>} OptionalParts */
+/** @type {OptionalParts} */
+const NO_PARTS = Object.freeze({ journal: undefined, trace: undefined });
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -33,11 +70,6 @@ function normalizeSeed(seed) {
   }
   if (big < 0n || big > U64_MAX) throw new TypeError(`engine.run: seed ${big} is outside the u64 range 0..${U64_MAX}`);
   return big.toString();
-}
-
-/** A run seed drawn with crypto.getRandomValues, as a decimal u64 string. */
-export function randomSeed() {
-  return globalThis.crypto.getRandomValues(new BigUint64Array(1))[0].toString();
 }
 
 /**
@@ -181,10 +213,10 @@ function guardObserver(onEvent) {
 }
 
 /**
- * The run's event sink: each event gets its `time` (ms since the epoch, trace.js `now`) where the
+ * The run's event sink: each event gets its `time` (ms since the epoch, clock.js `now`) where the
  * wrapper receives it, goes to the run's trace, then to the host's observer.
  * @param {((event: object) => unknown) | undefined} onEvent
- * @param {ReturnType<typeof createRunTrace> | undefined} trace
+ * @param {ReturnType<typeof import('./trace.js').createRunTrace> | undefined} trace
  */
 function observer(onEvent, trace) {
   const tell = onEvent === undefined ? undefined : guardObserver(onEvent);
@@ -228,18 +260,21 @@ function checkUi(ui, defaultKind) {
 /**
  * Checks run options and builds the bridge options (docs/bridge.md). Throws TypeError on misuse.
  * Returns { bridge } or { outcome } when the run is answered without the engine.
+ * @param {string} source
+ * @param {Record<string, any>} checked the options as checkRunCall answers them
+ * @param {OptionalParts} parts the optional modules these options call for (loadParts)
+ * @param {{ uiKind: string, engineVersion?: string, drawSeed: () => string }} host
  */
-function prepareRun(source, options, defaultUiKind, engineVersion = '') {
-  const checked = checkRunCall(source, options);
+function prepareRun(source, checked, parts, { uiKind: defaultUiKind, engineVersion = '', drawSeed }) {
   const { models, packs, store, signal, onEvent, tracer, traceContent } = checked;
   // A replayed or resumed run takes what its journal recorded unless the caller says otherwise
   // (a different args or seed is then a divergence, docs/journal.md).
-  const mode = journalMode(checked);
+  const mode = parts.journal?.journalMode(checked) ?? null;
   const header = mode?.given?.[0];
   const { args = header?.args ?? '', seed = header?.seed, limits = header?.limits, ui = header?.ui } = checked;
 
   if (typeof args !== 'string') throw new TypeError(`engine.run: args must be a string (got ${describe(args)})`);
-  const runSeed = seed === undefined ? randomSeed() : normalizeSeed(seed);
+  const runSeed = seed === undefined ? drawSeed() : normalizeSeed(seed);
   if (typeof models === 'function' && models[MODEL_FUNCTION]) {
     throw new TypeError(
       'engine.run: models is a model function; pass it by role, e.g. { default: model } (a function in place of the role map is a resolver (role, spec) => modelFn)',
@@ -287,7 +322,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   if (onEvent !== undefined && typeof onEvent !== 'function') {
     throw new TypeError(`engine.run: onEvent must be a function (got ${describe(onEvent)})`);
   }
-  checkTracing(tracer, traceContent);
+  parts.trace?.checkTracing(tracer, traceContent);
 
   // Host callbacks are guarded: whatever they throw or answer reaches the engine as a plain
   // Error with a string message, or a value the bridge can read (docs/reliability.md).
@@ -303,7 +338,7 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   };
   const usage = {};
   const misuse = { resolverAnsweredPromise: false };
-  const trace = tracer === undefined ? undefined : createRunTrace(tracer, { content: traceContent });
+  const trace = tracer === undefined ? undefined : parts.trace?.createRunTrace(tracer, { content: traceContent });
   const deliver = onEvent === undefined && trace === undefined ? undefined : observer(onEvent, trace);
   const checkedLimits = limits === undefined ? undefined : checkLimits(limits);
   const ceiling = checkedLimits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
@@ -319,11 +354,11 @@ function prepareRun(source, options, defaultUiKind, engineVersion = '') {
   if (store !== undefined) bridge.store = guardStore(store);
   if (packs !== undefined) bridge.packs = packs.map((pack) => ({ ...pack, tools: pack.tools?.map(guardTool) }));
   let journal;
-  if (mode) {
+  if (mode && parts.journal) {
     // The journal sits between the guarded host parts and the engine: it records what they
     // answered, or answers in their place (js/core/journal.js). Model usage is observed outside
     // it, so a replayed reply reports its usage as the recorded one did.
-    journal = createJournal(mode, {
+    journal = parts.journal.createJournal(mode, {
       source,
       args,
       seed: runSeed,
@@ -391,23 +426,40 @@ function instanceFailed(error, seed) {
   };
 }
 
+/** An error reading engine.run's options as the caller gets it: a TypeError (misuse) either way. */
+function optionsMisuse(error) {
+  if (error instanceof TypeError) return error;
+  // An option whose getters or proxy traps throw: still misuse, said as such.
+  return new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
+}
+
 /**
  * @param {WebAssembly.Module} module compiled once; every instance is made from it
- * @param {{ uiKind: string }} defaults
+ * @param {{ uiKind: string, drawSeed?: () => string }} defaults `drawSeed`: how this entry draws a
+ *   run's default seed (seeds.js; Web Crypto's `randomSeed` unless the entry has a cheaper CSPRNG)
  */
-export async function makeEngine(module, { uiKind }) {
+export async function makeEngine(module, { uiKind, drawSeed = randomSeed }) {
   const first = await instantiate(module); // instantiation errors surface from createEngine itself
   const engineVersion = first.bindings.engineVersion();
   const pool = instancePool(module, first);
+  const host = { uiKind, engineVersion, drawSeed };
 
   async function run(source, options) {
+    let checked;
+    let wanted;
+    try {
+      checked = checkRunCall(source, options);
+      wanted = wantedParts(checked);
+    } catch (error) {
+      throw optionsMisuse(error);
+    }
+    // No await when nothing optional is wanted: the options are read as engine.run is called.
+    const parts = wanted.journal || wanted.trace ? await loadParts(wanted) : NO_PARTS;
     let prepared;
     try {
-      prepared = prepareRun(source, options, uiKind, engineVersion);
+      prepared = prepareRun(source, checked, parts, host);
     } catch (error) {
-      if (error instanceof TypeError) throw error;
-      // An option whose getters or proxy traps throw: still misuse, said as such.
-      throw new TypeError(`engine.run: the options could not be read (${thrownText(error, 'reading them')})`);
+      throw optionsMisuse(error);
     }
     const { trace } = prepared;
     if (prepared.outcome) return finishTrace(trace, prepared.outcome);
@@ -465,6 +517,7 @@ export async function makeEngine(module, { uiKind }) {
 
   /** engine.check (docs/check.md): on an instance with room for a run's default ceiling. */
   async function check(source, options) {
+    const { checkCheckCall, checkOn } = await (checkModule ??= import('./check.js'));
     let packs;
     try {
       packs = checkCheckCall(source, options);
@@ -505,7 +558,8 @@ export async function makeEngine(module, { uiKind }) {
     [Symbol.for('runvil.memory')]: () => pool.peakMemory,
     [Symbol.for('runvil.bridgeKeys')]: () => first.bindings.bridgeKeys(),
     [Symbol.for('runvil.bridgeOf')]: (/** @type {any} */ options) => {
-      const { bridge } = /** @type {any} */ (prepareRun('', options, uiKind));
+      const checked = checkRunCall('', options);
+      const { bridge } = /** @type {any} */ (prepareRun('', checked, NO_PARTS, host));
       return { run: Object.keys(bridge), limits: LIMIT_KEYS, ui: Object.keys(bridge.ui) };
     },
   });

@@ -40,6 +40,34 @@ async function compileBytes(bytes, where) {
   return WebAssembly.compile(view);
 }
 
+/**
+ * Gives back the memory of bytes this package read or decoded itself, once they are compiled: the
+ * module keeps its own copy, and the read one (a megabyte) would otherwise stay resident until a
+ * collection. `transfer(0)` detaches the buffer and frees its memory at once; where ArrayBuffer has
+ * no `transfer` (Node 20) the next collection frees it. A view over part of a buffer (a pooled
+ * Node Buffer) is left alone.
+ * @param {Uint8Array} view
+ */
+function release(view) {
+  const buffer = /** @type {ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }} */ (view.buffer);
+  if (typeof buffer.transfer !== 'function' || !(buffer instanceof ArrayBuffer)) return;
+  if (view.byteOffset === 0 && view.byteLength === buffer.byteLength) buffer.transfer(0);
+}
+
+/**
+ * Compiles bytes this package read or decoded itself, then releases them (never a caller's bytes).
+ * @param {ArrayBuffer | ArrayBufferView} bytes
+ * @param {string} where
+ */
+export async function compileOwnBytes(bytes, where) {
+  const view = asUint8Array(bytes);
+  try {
+    return await compileBytes(view, where);
+  } finally {
+    release(view);
+  }
+}
+
 async function compileResponse(response, url) {
   if (!response.ok) {
     throw new Error(
@@ -54,7 +82,7 @@ async function compileResponse(response, url) {
   ) {
     return WebAssembly.compileStreaming(response);
   }
-  return compileBytes(await response.arrayBuffer(), url);
+  return compileOwnBytes(await response.arrayBuffer(), url);
 }
 
 /**
@@ -75,7 +103,7 @@ export async function loadModule(wasm, base, { readFile } = {}) {
           `runvil: cannot read ${url.href} here: this entry (browser, worker) has no file access; pass the bytes or a WebAssembly.Module as createEngine({ wasm }), or import runvil through its Node entry`,
         );
       }
-      return compileBytes(await readFile(url), url.href);
+      return compileOwnBytes(await readFile(url), url.href);
     }
     let response;
     try {

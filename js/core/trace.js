@@ -11,6 +11,7 @@
 // tracer takes the host's active context, so a run started inside a host span nests under it.
 //
 // Whatever the tracer throws is dropped: tracing cannot change a run (as with onEvent).
+import { now } from './clock.js';
 import { describe, isObject } from './values.js';
 
 const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
@@ -19,19 +20,6 @@ const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
 const SPAN_KIND = Object.freeze({ internal: 0, client: 2 });
 /** SpanStatusCode of @opentelemetry/api. */
 const STATUS_ERROR = 2;
-
-/**
- * Milliseconds since the epoch, with sub-millisecond precision where the host has
- * `performance.now()` (every event's `time`).
- * @type {() => number}
- */
-export const now = (() => {
-  const perf = globalThis.performance;
-  if (perf && typeof perf.now === 'function' && Number.isFinite(perf.timeOrigin)) {
-    return () => perf.timeOrigin + perf.now();
-  }
-  return () => Date.now();
-})();
 
 /** A context in the shape of @opentelemetry/api's Context: immutable values by key. */
 class SpanContext {

@@ -4,15 +4,40 @@
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
-import { engineOptions, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, loadModule } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
+import { deviceSeeds } from '../core/seeds.js';
 
 export * from './public.js';
 export { directoryStore } from '../stores/directory.js';
 
+/**
+ * `node:fs`, or undefined where the host has none (a page importing this file). Taken with
+ * `process.getBuiltinModule` where there is one (Node 20.16 and later, Deno, Bun): a dynamic
+ * import is a trip through Node's module loader, over a millisecond the first time.
+ * @returns {Promise<typeof import('node:fs') | undefined>}
+ */
+async function nodeFs() {
+  const host = globalThis.process;
+  if (typeof host?.getBuiltinModule === 'function') return host.getBuiltinModule('node:fs');
+  return import('node:fs').catch(() => undefined);
+}
+
 async function readFile(url) {
-  const fs = await import('node:fs/promises');
-  return fs.readFile(url);
+  const fs = await nodeFs();
+  if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
+  return fs.promises.readFile(url);
+}
+
+/**
+ * How this entry draws a run's default seed: from the system's random device in Node and Bun
+ * (seeds.js says why), Web Crypto elsewhere. Deno asks for read permission instead of refusing,
+ * and its Web Crypto costs nothing to load, so Deno keeps it.
+ */
+async function seedSource() {
+  if (typeof (/** @type {any} */ (globalThis).Deno) !== 'undefined') return undefined;
+  const fs = await nodeFs();
+  return fs ? deviceSeeds(fs) : undefined;
 }
 
 /** ENOENT (moved by a bundler), or no read permission (Deno's NotCapable / PermissionDenied). */
@@ -33,7 +58,7 @@ async function inlineBytes() {
 async function defaultModule() {
   // A CommonJS bundle of this file has no import.meta.url at all.
   const here = import.meta.url;
-  if (typeof here !== 'string') return loadModule(await inlineBytes(), '');
+  if (typeof here !== 'string') return compileOwnBytes(await inlineBytes(), '');
   const url = new URL('../runvil_bg.wasm', here);
   if (url.protocol !== 'file:') return loadModule(url, here); // a page importing index.js
   let bytes;
@@ -43,12 +68,12 @@ async function defaultModule() {
     if (!isUnreadable(error)) throw error;
     bytes = await inlineBytes();
   }
-  return loadModule(bytes, here);
+  return compileOwnBytes(bytes, '');
 }
 
 /** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url, { readFile });
-  return makeEngine(module, { uiKind: hostUiKind() });
+  return makeEngine(module, { uiKind: hostUiKind(), drawSeed: await seedSource() });
 }

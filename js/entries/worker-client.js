@@ -9,7 +9,8 @@
 //   await engine.run(source, { models, packs, store, onEvent, signal });
 //   engine.terminate();                             // ends the worker
 import { checkCheckCall } from '../core/check.js';
-import { checkRunCall, randomSeed } from '../core/engine.js';
+import { checkRunCall } from '../core/engine.js';
+import { randomSeed } from '../core/seeds.js';
 import { journalSeed } from '../core/journal.js';
 import { engineOptions } from '../core/load.js';
 import { Peer } from '../core/worker-rpc.js';
