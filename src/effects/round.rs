@@ -46,8 +46,9 @@ pub enum RoundEnd {
 /// The call at a position of the round: what the binding must run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingCall {
-    /// A local tool: the binding runs its Lua handler.
-    Local { alias: String, arguments: Json, call_id: String, turn: u64 },
+    /// A local tool: the binding runs its Lua handler, with the call's arguments read in place
+    /// ([`call_arguments`]).
+    Local { alias: String, call_id: String, turn: u64 },
     /// A catalog tool: [`run_catalog_batch`] runs it with its neighbours.
     Catalog,
 }
@@ -188,11 +189,17 @@ pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
     Some(match target {
         // A refused local call is answered by the engine, as catalog calls are.
         Target::Local(_) if refused => PendingCall::Catalog,
-        Target::Local(alias) => {
-            PendingCall::Local { alias: alias.clone(), arguments: call.arguments.clone(), call_id: call.id.clone(), turn: c.scope().turn }
-        }
+        Target::Local(alias) => PendingCall::Local { alias: alias.clone(), call_id: call.id.clone(), turn: c.scope().turn },
         Target::Catalog(_) | Target::Task(_) => PendingCall::Catalog,
     })
+}
+
+/// `read` applied to the arguments of the call at `index` (0-based), where the round holds them:
+/// they may be most of a large reply, and the handler's table is built from them without a copy.
+/// `read` must not reach the round again (it is borrowed meanwhile).
+pub fn call_arguments<R>(c: &EntryCtx, index: usize, read: impl FnOnce(&Json) -> R) -> Option<R> {
+    let r = c.conversation.round();
+    r.calls.get(index).map(|(call, _)| read(&call.arguments))
 }
 
 /// Records the text a local handler answered for the call at `index` (0-based).
