@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use super::context::EntryCtx;
 use super::conversation::{Round, ToolList};
+use super::memory::Held;
 use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
@@ -273,12 +274,16 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
     Ok(next)
 }
 
+/// Arguments of this many bytes handed to local handlers are collected as soon as the round ends.
+const COLLECT_AFTER_BYTES: usize = 1 << 20;
+
 /// Appends the round's records: one assistant record with every call, one tool record each.
 pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
     let r = std::mem::take(&mut *c.conversation.round_mut());
     // The calls move into the record (their arguments may be large); the ids are kept for the
     // tool records.
     let ids: Vec<String> = r.calls.iter().map(|(call, _)| call.id.clone()).collect();
+    let handled = r.calls.iter().any(|(_, target)| matches!(target, Target::Local(_)));
     let assistant = Record {
         role: "assistant".into(),
         content: r.content,
@@ -287,7 +292,15 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         reasoning: r.reasoning,
     };
     *c.conversation.round_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
+    let held = c.chain.memory.held_by(Held::Messages);
     c.push_record(assistant).map_err(Refusal::lua)?;
+    // A local handler got its arguments as a Lua table: garbage once it returned, but Lua's
+    // incremental collector frees it only after more allocation, and the next request's text
+    // would be written beside it. Large arguments are collected now (the collection costs far
+    // less than building their table did).
+    if handled && c.chain.memory.held_by(Held::Messages) - held >= COLLECT_AFTER_BYTES {
+        c.chain.memory.collect();
+    }
     for (id, text) in ids.into_iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(id), ..Record::text("tool", text.unwrap_or_default()) };
         c.push_record(tool).map_err(Refusal::lua)?;
