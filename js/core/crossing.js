@@ -51,8 +51,41 @@ function sizedModel(fn, ceiling) {
 }
 
 /**
+ * `open()`'s answer with the file data the ceiling cannot hold left out: in the files' order, a
+ * file whose data would take the data kept before it past `ceiling` is listed without it, so the
+ * engine asks `read()` for it on first use (the store's contract, docs/store.md), where it is
+ * measured alone. Data past the ceiling could never be held, and copied in it would grow the
+ * instance's memory for good. Anything else is passed on for the engine to judge.
+ * @param {any} opened
+ * @param {number} ceiling
+ */
+function listed(opened, ceiling) {
+  if (opened === null || typeof opened !== 'object' || !Array.isArray(opened.files)) return opened;
+  // No more than the UTF-8 bytes of the data kept so far (a text counts its UTF-16 length while
+  // it surely fits), so a file is left out only when the data surely cannot be held.
+  let held = 0;
+  let changed = false;
+  const files = opened.files.map((/** @type {any} */ file) => {
+    const data = file !== null && typeof file === 'object' ? file.data : undefined;
+    if (typeof data !== 'string' && !(data instanceof Uint8Array)) return file;
+    const counted = typeof data === 'string' ? utf8Length(data, ceiling - held) : data.byteLength;
+    const bytes = counted === -1 ? data.length : counted;
+    if (held + bytes > ceiling) {
+      changed = true;
+      const rest = { ...file };
+      delete rest.data;
+      return rest;
+    }
+    held += bytes;
+    return file;
+  });
+  return changed ? { ...opened, files } : opened;
+}
+
+/**
  * The bridge's host parts with every answer measured against `ceiling` (bytes) first: the model
- * functions, the Pack tools' `call` and the store's `read`. Changes `bridge` in place.
+ * functions, the Pack tools' `call`, the store's `read` and the file data its `open` hands over.
+ * Changes `bridge` in place.
  * @param {any} bridge
  * @param {number} ceiling
  */
@@ -81,6 +114,7 @@ export function measureCrossings(bridge, ceiling) {
   if (store !== undefined) {
     bridge.store = {
       ...store,
+      open: async (/** @type {unknown[]} */ ...args) => listed(await store.open(...args), ceiling),
       read: async (/** @type {unknown[]} */ ...args) => {
         const data = await store.read(...args);
         return typeof data === 'string' || data instanceof Uint8Array ? checked(data, ceiling) : data;
