@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn wire_text_is_the_text_of_the_wire_records() {
-        let records = vec![
+        let records = [
             Record::text("user", "go \"now\"\n\u{1}é".into()),
             Record {
                 reasoning: Some("thinking".into()),
