@@ -1,6 +1,6 @@
 // What a large payload crossing the wasm bridge costs in memory: for each way text enters a run
-// (a model reply's tool-call argument, a Pack tool's result, a store file read, a model's text
-// reply), payloads of 1, 10 and 50 MiB, under the default memory ceiling (64 MiB) and under
+// (a model reply's tool-call argument, a Pack tool's result, a store file read through `read()`,
+// a store file `open()` handed over with the listing, a model's text reply), payloads of 1, 10 and 50 MiB, under the default memory ceiling (64 MiB) and under
 // `limits.memoryBytes` of 256 MiB. Each sample runs in a fresh Node process: a wasm memory never
 // shrinks and V8 keeps what it has allocated, so one run would colour the next. Reported per
 // sample: how far the wasm memory grew (the largest an engine instance reached by the end of the
@@ -18,7 +18,7 @@ const started = performance.now();
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const RUNS = Number(opt('--runs', QUICK ? 1 : 3));
-const CASES = opt('--only', 'toolArg,toolResult,storeRead,modelText').split(',');
+const CASES = opt('--only', 'toolArg,toolResult,storeRead,storeOpen,modelText').split(',');
 const SIZES = opt('--sizes', '1,10,50').split(',').map(Number);
 const CEILINGS = [
   { name: 'default', limits: undefined },
@@ -43,7 +43,16 @@ const child = (kind, bytes, limits) => `
       source: lua("return tostring(#tools.call('bench/big', {}))", 'uses: [bench]\\n'),
       options: { packs: [{ name: 'bench', description: 'bench', tools: [{ name: 'big', description: 'big', parameters: { type: 'object', properties: {} }, trust: 'trusted', call: async () => payload }] }] },
     }),
-    storeRead: () => ({
+    storeRead: () => {
+      // A store that lists the file without its data, so the engine asks read() for it.
+      const inner = memoryStore({ 'big.txt': payload });
+      return {
+        source: lua("return tostring(#store.read('big.txt'))"),
+        options: { store: { open: async () => ({ files: [{ path: 'big.txt' }] }), read: (path) => inner.read(path), commit: (changes) => inner.commit(changes) } },
+      };
+    },
+    storeOpen: () => ({
+      // memoryStore hands its files' data to open().
       source: lua("return tostring(#store.read('big.txt'))"),
       options: { store: memoryStore({ 'big.txt': payload }) },
     }),

@@ -20,6 +20,21 @@ const pack = (payload) => ({
   tools: [{ name: 'get', description: 'a big answer', parameters: { type: 'object', properties: {} }, trust: 'trusted', call: async () => payload }],
 });
 
+/** A store that lists its files without their data, so the engine must read() each; `reads` lists what it asked. */
+function listingOnly(files) {
+  const inner = memoryStore(files);
+  const reads = [];
+  return {
+    reads,
+    open: async () => ({ files: Object.keys(files).map((path) => ({ path })) }),
+    read: async (path) => {
+      reads.push(path);
+      return inner.read(path);
+    },
+    commit: (changes) => inner.commit(changes),
+  };
+}
+
 /** The ways a payload enters a run: its prompt and options, for `payload`. */
 const CASES = {
   'a model text reply': (payload) => ({
@@ -43,6 +58,14 @@ const CASES = {
     source: `---\nuses: [big]\n---\n${luaPrompt("return tostring(#tools.call('big/get', {}))")}`,
     options: { packs: [pack(payload)] },
   }),
+  'a store file read': (payload) => ({
+    source: luaPrompt("return tostring(#store.read('big.txt'))"),
+    options: { store: listingOnly({ 'big.txt': payload }) },
+  }),
+  'a store file open() hands over': (payload) => ({
+    source: luaPrompt("return tostring(#store.read('big.txt'))"),
+    options: { store: memoryStore({ 'big.txt': payload }) },
+  }),
 };
 
 /** One run on a fresh engine; the outcome and how far the wasm memory grew. */
@@ -55,7 +78,13 @@ async function measured(kind, payload, limits) {
   return { outcome, growth: memory() - before };
 }
 
-const WHAT = { 'a model text reply': 'a model reply', 'a tool-call argument in a model reply': 'a model reply', 'a tool result': 'a tool result' };
+const WHAT = {
+  'a model text reply': 'a model reply',
+  'a tool-call argument in a model reply': 'a model reply',
+  'a tool result': 'a tool result',
+  'a store file read': 'a store file',
+  'a store file open() hands over': 'a store file',
+};
 
 for (const kind of Object.keys(CASES)) {
   test(`${kind} the ceiling cannot hold is refused before it crosses`, async () => {
@@ -72,9 +101,8 @@ for (const kind of Object.keys(CASES)) {
 
 }
 
-// The bound holds for a model text reply; a tool-call argument and a tool result still cost more
-// (docs/performance.md, "Memory at the edge").
-for (const kind of ['a model text reply']) {
+// docs/performance.md, "Memory at the edge", has the figures.
+for (const kind of Object.keys(CASES)) {
   test(`${kind} within the ceiling costs at most 3x its size in wasm memory`, async () => {
     const payload = 'x'.repeat(20 * MiB);
     const { outcome, growth } = await measured(kind, payload, { memoryBytes: 256 * MiB });
@@ -84,25 +112,35 @@ for (const kind of ['a model text reply']) {
   });
 }
 
-test('a store file read the ceiling cannot hold is refused before it crosses', async () => {
+test('file data open() hands over is left for read() where the ceiling cannot hold it', async () => {
+  const ceiling = 4 * MiB;
+  // Too large alone: the file is listed without it, so a run that never reads it is not charged for it.
   const engine = await createEngine();
   const memory = engine[Symbol.for('runvil.memory')];
   const before = memory();
-  const inner = memoryStore({ 'big.txt': 'small' });
-  // A store that lists the file without its data, so the engine must read() it.
+  const big = memoryStore({ 'big.txt': 'y'.repeat(40 * MiB), 'small.txt': 'hi' });
+  const outcome = await engine.run(luaPrompt("return tostring(store.exists('big.txt')) .. store.read('small.txt')"), { store: big, limits: { memoryBytes: ceiling } });
+  assert.deepEqual(outcome.ok ? outcome.result : outcome.error, 'truehi');
+  assert.ok(memory() - before <= SLACK, `the wasm memory grew by ${memory() - before} bytes`);
+  // Too large with the data before it: the files in order, data kept while it fits.
+  const reads = [];
+  const inner = memoryStore({ 'a.txt': 'a\n'.repeat(1.5 * MiB), 'b.txt': 'b\n'.repeat(1.5 * MiB) });
   const store = {
-    open: async () => ({ files: [{ path: 'big.txt' }] }),
-    read: async () => 'y'.repeat(40 * MiB),
+    open: () => inner.open(),
+    read: async (path) => {
+      reads.push(path);
+      return inner.read(path);
+    },
     commit: (changes) => inner.commit(changes),
   };
-  const outcome = await engine.run(luaPrompt("return #store.read('big.txt')"), { store, limits: { memoryBytes: 4 * MiB } });
-  assert.deepEqual(outcome.error, {
-    kind: 'Limit',
-    line: 6,
-    message: `memory ceiling of ${4 * MiB} bytes exceeded in section ## Main: a store file of ${40 * MiB} bytes does not fit`,
-    section: '## Main',
-  });
-  assert.ok(memory() - before <= SLACK, `the wasm memory grew by ${memory() - before} bytes`);
+  const first = await engine.run(luaPrompt("return store.read('a.txt', 1, 1)"), { store, limits: { memoryBytes: ceiling } });
+  assert.deepEqual([first.ok ? first.result : first.error, reads], ['a', []]);
+  const second = await engine.run(luaPrompt("return store.read('b.txt', 1, 1)"), { store, limits: { memoryBytes: ceiling } });
+  assert.equal(second.ok, false);
+  assert.equal(second.error.kind, 'Limit');
+  // Both files: the one open() handed over and the one read() answered.
+  assert.match(second.error.message, new RegExp(`: the store would hold ${6 * MiB} bytes next to \\d+ bytes of Lua heap`));
+  assert.deepEqual(reads, ['b.txt']);
 });
 
 test('a UTF-8 payload is measured in bytes, not UTF-16 units', async () => {

@@ -146,6 +146,13 @@ impl Meter {
         vm.set_limit(self.ceiling.saturating_sub(self.held()).max(1))
     }
 
+    /// A full collection of the current VM's garbage (none without a VM).
+    pub fn collect(&self) {
+        if let Some(vm) = self.current_vm() {
+            vm.collect();
+        }
+    }
+
     /// Changes what `kind` holds by `delta` bytes. A growth that would take the current VM's Lua
     /// heap plus everything held past the ceiling is refused (after a full garbage collection,
     /// as Lua does before failing an allocation) and changes nothing.

@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use super::context::EntryCtx;
 use super::conversation::{Round, ToolList};
+use super::memory::Held;
 use super::task_builtins::{self, deliver_task_notices};
 use super::tool_calls::{call_catalog, Caller};
 use super::{models, Refusal};
@@ -46,8 +47,9 @@ pub enum RoundEnd {
 /// The call at a position of the round: what the binding must run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingCall {
-    /// A local tool: the binding runs its Lua handler.
-    Local { alias: String, arguments: Json, call_id: String, turn: u64 },
+    /// A local tool: the binding runs its Lua handler, with the call's arguments read in place
+    /// ([`call_arguments`]).
+    Local { alias: String, call_id: String, turn: u64 },
     /// A catalog tool: [`run_catalog_batch`] runs it with its neighbours.
     Catalog,
 }
@@ -188,11 +190,17 @@ pub fn pending_call(c: &EntryCtx, index: usize) -> Option<PendingCall> {
     Some(match target {
         // A refused local call is answered by the engine, as catalog calls are.
         Target::Local(_) if refused => PendingCall::Catalog,
-        Target::Local(alias) => {
-            PendingCall::Local { alias: alias.clone(), arguments: call.arguments.clone(), call_id: call.id.clone(), turn: c.scope().turn }
-        }
+        Target::Local(alias) => PendingCall::Local { alias: alias.clone(), call_id: call.id.clone(), turn: c.scope().turn },
         Target::Catalog(_) | Target::Task(_) => PendingCall::Catalog,
     })
+}
+
+/// `read` applied to the arguments of the call at `index` (0-based), where the round holds them:
+/// they may be most of a large reply, and the handler's table is built from them without a copy.
+/// `read` must not reach the round again (it is borrowed meanwhile).
+pub fn call_arguments<R>(c: &EntryCtx, index: usize, read: impl FnOnce(&Json) -> R) -> Option<R> {
+    let r = c.conversation.round();
+    r.calls.get(index).map(|(call, _)| read(&call.arguments))
 }
 
 /// Records the text a local handler answered for the call at `index` (0-based).
@@ -266,12 +274,16 @@ pub async fn run_catalog_batch(ctx: &EntryCtx, index: usize) -> Result<usize, Re
     Ok(next)
 }
 
+/// Arguments of this many bytes handed to local handlers are collected as soon as the round ends.
+const COLLECT_AFTER_BYTES: usize = 1 << 20;
+
 /// Appends the round's records: one assistant record with every call, one tool record each.
 pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
     let r = std::mem::take(&mut *c.conversation.round_mut());
     // The calls move into the record (their arguments may be large); the ids are kept for the
     // tool records.
     let ids: Vec<String> = r.calls.iter().map(|(call, _)| call.id.clone()).collect();
+    let handled = r.calls.iter().any(|(_, target)| matches!(target, Target::Local(_)));
     let assistant = Record {
         role: "assistant".into(),
         content: r.content,
@@ -280,7 +292,15 @@ pub fn finish(c: &EntryCtx) -> Result<(), Refusal> {
         reasoning: r.reasoning,
     };
     *c.conversation.round_mut() = Round { had_calls: true, rounds: r.rounds, tools: r.tools.clone(), ..Round::default() };
+    let held = c.chain.memory.held_by(Held::Messages);
     c.push_record(assistant).map_err(Refusal::lua)?;
+    // A local handler got its arguments as a Lua table: garbage once it returned, but Lua's
+    // incremental collector frees it only after more allocation, and the next request's text
+    // would be written beside it. Large arguments are collected now (the collection costs far
+    // less than building their table did).
+    if handled && c.chain.memory.held_by(Held::Messages) - held >= COLLECT_AFTER_BYTES {
+        c.chain.memory.collect();
+    }
     for (id, text) in ids.into_iter().zip(r.results) {
         let tool = Record { tool_call_id: Some(id), ..Record::text("tool", text.unwrap_or_default()) };
         c.push_record(tool).map_err(Refusal::lua)?;

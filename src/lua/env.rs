@@ -112,6 +112,14 @@ pub fn ok(lua: &Lua, values: impl mlua::IntoLuaMulti) -> Answer {
     Ok(mv)
 }
 
+/// The check convention's success with one string, made in Lua's heap straight from `bytes`:
+/// `ok` with an owned `String` would first wrap it as an external string, then copy it, and the
+/// external string (the Rust copy) would stay alive until a collection. For large texts (tool
+/// results, store reads) this is one copy instead of two.
+pub fn ok_text(lua: &Lua, bytes: &[u8]) -> Answer {
+    Ok(MultiValue::from_iter([Value::Boolean(true), Value::String(lua.create_string(bytes)?)]))
+}
+
 /// Not generic, so `ok`'s many instantiations share one copy.
 #[inline(never)]
 fn internalize(lua: &Lua, mv: &mut MultiValue) -> mlua::Result<()> {

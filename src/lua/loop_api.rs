@@ -32,8 +32,9 @@ pub fn pending_call(lua: &Lua, env: &Env, i: &Value) -> Answer {
     let Some(index) = position(i) else { return ok(lua, Value::Nil) };
     match round::pending_call(&env.ctx, index) {
         None => ok(lua, Value::Nil),
-        Some(PendingCall::Local { alias, arguments, call_id, turn }) => {
-            ok(lua, (true, alias, convert::to_lua(lua, &arguments, &env.marks)?, call_id, turn))
+        Some(PendingCall::Local { alias, call_id, turn }) => {
+            let arguments = round::call_arguments(&env.ctx, index, |a| convert::to_lua(lua, a, &env.marks)).unwrap_or(Ok(Value::Nil))?;
+            ok(lua, (true, alias, arguments, call_id, turn))
         }
         Some(PendingCall::Catalog) => ok(lua, false),
     }

@@ -4,7 +4,7 @@
 
 use mlua::{Lua, Value};
 
-use super::env::{fail, ok, Answer, Args, Env};
+use super::env::{fail, ok, ok_text, Answer, Args, Env};
 use super::values::convert;
 use super::values::userdata::Handle;
 use crate::effects::context::EntryCtx;
@@ -60,7 +60,7 @@ pub async fn infer(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
         _ => None,
     };
     match models::infer(ctx, text, role).await {
-        Ok(text) => ok(lua, text),
+        Ok(text) => ok_text(lua, text.as_bytes()),
         Err(msg) => fail(lua, ErrorValueKind::Model, msg),
     }
 }

@@ -7,7 +7,7 @@
 
 use mlua::{Lua, Value};
 
-use super::env::{fail, ok, Answer, Args};
+use super::env::{fail, ok, ok_text, Answer, Args};
 use super::values::convert::lua_type;
 use crate::effects::context::{backend_failure, EntryCtx};
 use crate::effects::memory::Held;
@@ -179,7 +179,7 @@ async fn read_like(lua: &Lua, ctx: &EntryCtx, store: &Store, who: Accessor<'_>, 
         Err(m) => return fail(lua, ErrorValueKind::Lua, m),
     };
     match store.read(who, &path_text(p), start, end, numbered).await {
-        Ok(text) => ok(lua, text),
+        Ok(read) => ok_text(lua, read.as_bytes()),
         Err(f) => answer_failure(lua, ctx, f),
     }
 }

@@ -7,7 +7,7 @@
 use mlua::{IntoLuaMulti, Lua, Value};
 use serde_json::Value as Json;
 
-use super::env::{fail, ok, refuse, Answer, Args, Env};
+use super::env::{fail, ok, ok_text, refuse, Answer, Args, Env};
 use super::values::convert::{self, lua_type, sequence};
 use super::values::userdata::{handle_of, pack_object, tool_object, tool_objects, Handle};
 use crate::effects::context::EntryCtx;
@@ -114,7 +114,7 @@ pub async fn catalog_call(lua: &Lua, ctx: &EntryCtx, args: Args) -> Answer {
         Err(e) => return fail(lua, ErrorValueKind::Lua, format!("tools.call: the arguments did not survive as JSON: {e}")),
     };
     match tool_calls::script_call(ctx, idx, &name, args).await {
-        Ok(ScriptAnswer::Text(text)) => ok(lua, text),
+        Ok(ScriptAnswer::Text(text)) => ok_text(lua, text.as_bytes()),
         Ok(ScriptAnswer::Data(j)) => {
             let marks = &lua.app_data_ref::<std::rc::Rc<Env>>().ok_or_else(|| mlua::Error::runtime("no entry"))?.marks.clone();
             ok(lua, convert::to_lua(lua, &j, marks)?)

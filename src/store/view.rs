@@ -59,6 +59,40 @@ pub fn check(p: &str) -> Result<(), StoreError> {
     path::check_path(p).map_err(|rule| invalid_path(p, rule))
 }
 
+/// A file's contents known to be UTF-8: the view's own bytes, shared rather than copied (a file may
+/// be large).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text(Rc<Vec<u8>>);
+
+impl Text {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Checked when made (`Store::text`), so never the empty fallback.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// What `store.read` answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// The whole file, as the view holds it.
+    Whole(Text),
+    /// Selected lines, numbered or not.
+    Lines(String),
+}
+
+impl Read {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Read::Whole(text) => text.as_bytes(),
+            Read::Lines(text) => text.as_bytes(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Content {
     Loaded(Rc<Vec<u8>>),
@@ -179,12 +213,12 @@ impl Store {
         }
     }
 
-    /// A file's text, or the store error for a directory, a missing file, or non-UTF-8 bytes.
-    async fn text(&self, p: &str) -> Result<String, Failure> {
+    /// A file's text (the view's bytes, shared, checked to be UTF-8), or the store error for a
+    /// directory, a missing file, or non-UTF-8 bytes.
+    async fn text(&self, p: &str) -> Result<Text, Failure> {
         match self.bytes(p).await? {
-            Some(b) => {
-                String::from_utf8(b.to_vec()).map_err(|_| err("not_utf8", format!("file is not UTF-8 text in store: {p}"), p).into())
-            }
+            Some(b) if std::str::from_utf8(&b).is_ok() => Ok(Text(b)),
+            Some(_) => Err(err("not_utf8", format!("file is not UTF-8 text in store: {p}"), p).into()),
             None if self.view.borrow().dirs.contains(p) => Err(err("is_a_directory", format!("is a directory in store: {p}"), p).into()),
             None => Err(not_found(p).into()),
         }
@@ -241,7 +275,7 @@ impl Store {
 
     /// `store.read` and `store.read_numbered`: the whole file verbatim without bounds; with
     /// bounds, the selected lines (numbered or not) joined by `\n`, bound rules in their order.
-    pub async fn read(&self, who: Accessor<'_>, p: &str, start: Option<i64>, end: Option<i64>, numbered: bool) -> Result<String, Failure> {
+    pub async fn read(&self, who: Accessor<'_>, p: &str, start: Option<i64>, end: Option<i64>, numbered: bool) -> Result<Read, Failure> {
         check(p)?;
         if start.is_none() {
             if let Some(e) = end {
@@ -253,16 +287,16 @@ impl Store {
         self.claim(false, Region::Path(p.into()), who)?;
         let text = self.text(p).await?;
         if start.is_none() && end.is_none() && !numbered {
-            return Ok(text);
+            return Ok(Read::Whole(text));
         }
-        let all = lines(&text);
+        let all = lines(text.as_str());
         let start = start.unwrap_or(1);
         if start < 1 {
             return Err(invalid_range(p, "start must be at least 1").into());
         }
         let last = all.len() as i64;
         if start > last {
-            return Ok(String::new());
+            return Ok(Read::Lines(String::new()));
         }
         let end = end.unwrap_or(last).min(last);
         if end < start {
@@ -270,10 +304,10 @@ impl Store {
         }
         let slice = &all[(start - 1) as usize..end as usize];
         if !numbered {
-            return Ok(slice.join("\n"));
+            return Ok(Read::Lines(slice.join("\n")));
         }
         let width = end.to_string().len();
-        Ok(slice.iter().zip(start..).map(|(line, n)| format!("{n:>width$}| {line}")).collect::<Vec<_>>().join("\n"))
+        Ok(Read::Lines(slice.iter().zip(start..).map(|(line, n)| format!("{n:>width$}| {line}")).collect::<Vec<_>>().join("\n")))
     }
 
     pub async fn str_replace(&self, who: Accessor<'_>, p: &str, old: &str, new: &str) -> Result<(), Failure> {
@@ -286,6 +320,7 @@ impl Store {
         self.check_writable(p)?;
         self.claim(true, Region::Path(p.into()), who)?;
         let text = self.text(p).await?;
+        let text = text.as_str();
         let count = text.matches(old).count() as i64;
         if count == 0 {
             return Err(anchor_err(format!("anchor not found in {p}: {old:?}"), 0).into());

@@ -251,6 +251,66 @@ impl Record {
     }
 }
 
+/// The records as one JSON array: the text `Json::Array` of their [`Record::to_wire`] forms
+/// writes, key order included (sorted, as `Json` objects keep them), written from the records in
+/// place into a buffer of its exact size. A large tool-call argument is neither cloned into a
+/// tree first nor copied again each time a growing buffer doubles.
+pub fn wire_text(records: &[Record]) -> String {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let wire: Vec<Wire<'_>> = records.iter().map(Wire).collect();
+    let mut count = Count(0);
+    // Writing to memory cannot fail, and the records hold only strings and JSON data.
+    let _ = serde_json::to_writer(&mut count, &wire);
+    let mut out = Vec::with_capacity(count.0);
+    let _ = serde_json::to_writer(&mut out, &wire);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A record as [`Record::to_wire`] shows it, serialized from a borrow.
+struct Wire<'a>(&'a Record);
+
+impl serde::Serialize for Wire<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("content", &r.content)?;
+        if let Some(text) = &r.reasoning {
+            m.serialize_entry("reasoning_content", text)?;
+        }
+        m.serialize_entry("role", &r.role)?;
+        if let Some(id) = &r.tool_call_id {
+            m.serialize_entry("tool_call_id", id)?;
+        }
+        if !r.tool_calls.is_empty() {
+            m.serialize_entry("tool_calls", &r.tool_calls.iter().map(WireCall).collect::<Vec<_>>())?;
+        }
+        m.end()
+    }
+}
+
+struct WireCall<'a>(&'a ToolCall);
+
+impl serde::Serialize for WireCall<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("arguments", &self.0.arguments)?;
+        m.serialize_entry("id", &self.0.id)?;
+        m.serialize_entry("name", &self.0.name)?;
+        m.end()
+    }
+}
+
 /// The most tool calls one model reply may ask for (docs/language.md). More is a `Model` error
 /// before any call runs: a reply of 100,000 calls would otherwise hold the run (and the host's
 /// event loop) for a long time with nothing to show.
@@ -286,6 +346,33 @@ pub fn parse_tool_calls(reply: &mut Json) -> Result<Vec<ToolCall>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn call(id: &str, name: &str, arguments: Json) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), arguments }
+    }
+
+    #[test]
+    fn wire_text_is_the_text_of_the_wire_records() {
+        let records = [
+            Record::text("user", "go \"now\"\n\u{1}é".into()),
+            Record {
+                reasoning: Some("thinking".into()),
+                tool_calls: vec![
+                    call("c1", "grab", serde_json::json!({ "value": "x".repeat(5000), "n": [1, 2.5, null, true] })),
+                    call("c2", "other", serde_json::json!({ "z": {}, "a": { "b": "c" } })),
+                ],
+                ..Record::text("assistant", String::new())
+            },
+            Record { tool_call_id: Some("c1".into()), ..Record::text("tool", "5000".into()) },
+        ];
+        for n in 0..=records.len() {
+            let expected = Json::Array(records[..n].iter().map(Record::to_wire).collect()).to_string();
+            let text = wire_text(&records[..n]);
+            assert_eq!(text, expected);
+            // Written into a buffer of its exact size, never grown.
+            assert_eq!(text.capacity(), text.len());
+        }
+    }
 
     #[test]
     fn every_task_builtin_has_a_description_and_an_object_schema() {

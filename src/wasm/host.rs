@@ -12,7 +12,6 @@ use wasm_bindgen_futures::JsFuture;
 use super::options::{run_option, RunKey};
 use super::{from_js, get, to_js};
 use crate::host::{Host, HostError, ModelRequest, PackSpec, ToolSpec, Unavailable};
-use crate::tools::Record;
 
 /// What the wrapper's copy of one conversation holds (js/core/conversations.js): how many records,
 /// and which tool list. The next request ships only the records past `records`, and the tools
@@ -291,7 +290,7 @@ impl Host for JsHost {
         let copy = &mut shipped[at];
         // Only what is new crosses the boundary: the records appended since the last request,
         // and the tool list when it is not the one the copy holds (`undefined` = unchanged).
-        let appended = Json::Array(request.messages[copy.records..].iter().map(Record::to_wire).collect()).to_string();
+        let appended = crate::tools::wire_text(&request.messages[copy.records..]);
         let same_tools = match (&copy.tools, request.tools) {
             (None, None) => true,
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
