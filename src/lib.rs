@@ -30,6 +30,7 @@ pub mod parse;
 pub mod prompt;
 pub mod seed_ids;
 mod small_alloc;
+pub mod sort;
 pub mod store;
 pub mod subst;
 pub mod time;
