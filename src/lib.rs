@@ -22,6 +22,7 @@ pub mod check;
 pub mod effects;
 pub mod engine;
 pub mod error;
+pub mod float_text;
 pub mod host;
 pub mod ids;
 pub mod json_text;

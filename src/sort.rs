@@ -30,7 +30,7 @@ mod tests {
     fn sorts_stably_like_the_standard_sort() {
         let mut items: Vec<(u8, &str)> = vec![(3, "a"), (1, "b"), (3, "c"), (2, "d"), (1, "e"), (0, "f")];
         let mut expected = items.clone();
-        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        expected.sort_by_key(|a| a.0);
         sort_by(&mut items, |a, b| a.0.cmp(&b.0));
         assert_eq!(items, expected);
         assert_eq!(items.iter().map(|i| i.1).collect::<String>(), "fbedac");

@@ -1112,5 +1112,5 @@ fn float(s: &str) -> Option<f64> {
         ".nan" | ".NaN" | ".NAN" if unsigned.len() == s.len() => return Some(f64::NAN),
         _ => {}
     }
-    unsigned.parse::<f64>().ok().filter(|f| f.is_finite())
+    crate::float_text::parse_finite(unsigned)
 }
