@@ -6,8 +6,9 @@
 //! (`-9.223372032337203e+85`; a fuzz finding, docs/reliability.md). The feature fixes that with
 //! a second float parser that costs about 8.8 KB of the gzipped module. Here serde_json still
 //! parses the text (syntax, escapes, nesting limit, error messages, integers are unchanged), and
-//! each float it reports is read again from its literal with `str::parse::<f64>`, which is exact
-//! and already in the module (the frontmatter's YAML reader uses it).
+//! each float it reports is read again from its literal with `float_text::parse_finite`, which is
+//! exact and already in the module (the C library's parser, which Lua and the frontmatter's YAML
+//! reader use too).
 //!
 //! The literal is found by a cursor over the same text: outside strings, JSON has no other
 //! place for `-` or a digit than a number, and serde_json reports every number in document
@@ -93,7 +94,7 @@ impl<'de> Visitor<'de> for Exact<'_, '_> {
     }
     fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
         let literal = self.0.next();
-        let exact = std::str::from_utf8(literal).ok().and_then(|s| s.parse::<f64>().ok()).filter(|x| x.is_finite()).unwrap_or(v);
+        let exact = std::str::from_utf8(literal).ok().and_then(crate::float_text::parse_finite).unwrap_or(v);
         Ok(Number::from_f64(exact).map_or(Json::Null, Json::Number))
     }
     fn visit_str<E>(self, v: &str) -> Result<Json, E> {

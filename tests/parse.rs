@@ -147,3 +147,20 @@ fn character_references_in_prose_and_fence_info_strings() {
     let src = "# T\n\n## Main\n\n```l&#117;a\nreturn 'numeric'\n```\n";
     assert_eq!(result(src, ""), "numeric");
 }
+
+/// The build's pulldown-cmark matches link labels with ASCII case folding only
+/// (vendor/pulldown-cmark/patches, for size): `[FOO]` finds `[foo]:`, `[Ω]` no longer finds `[ω]:`.
+/// A prompt sees no difference: prose and headings are sliced from the source, and the engine
+/// reads no inline event.
+#[test]
+fn link_labels_fold_ascii_case_and_prompts_see_no_difference() {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let links = |src: &str| Parser::new(src).filter(|e| matches!(e, Event::Start(Tag::Link { .. }))).count();
+    assert_eq!(links("[foo]: /ascii\n\n[FOO] and [Foo][]\n"), 2);
+    assert_eq!(links("[ω]: /greek\n\n[Ω]\n"), 0);
+    assert_eq!(links("[ω]: /greek\n\n[ω]\n"), 1);
+    let src = "# T\n\n[ω]: /greek\n[foo]: /ascii\n\n## See [Ω] and [FOO]\n\nProse [Ω], [FOO] and [ω][].\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(src, ""), "Prose [Ω], [FOO] and [ω][].");
+    let src = "# T\n\n[ω]: /greek\n\n## Main\n\n```lua\ncall('## See [Ω]')\nreturn 'called'\n```\n\n## See [Ω]\n\n```lua\nlog('in')\n```\n";
+    assert_eq!(result(src, ""), "called");
+}

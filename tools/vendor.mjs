@@ -40,6 +40,8 @@ const OVERLAYS = {
     inputs: ['vendor/pulldown-cmark'],
     // The HTML entity table, which the engine never needs (vendor/pulldown-cmark/entities.rs).
     replace: [['vendor/pulldown-cmark/entities.rs', 'src/entities.rs']],
+    // Link labels matched with ASCII case folding, without unicase's tables.
+    patches: 'vendor/pulldown-cmark/patches',
   },
   mlua: {
     dest: '.build/mlua',

@@ -153,10 +153,14 @@ impl RunShared {
     /// Emits `event` with the fields `fields` builds: built only when the host observes events,
     /// so a run nobody watches spends nothing on them (six per fanout arm).
     pub fn emit(&self, event: Event, section: Option<&str>, fields: impl FnOnce() -> Json) {
-        if !self.host.observed() {
-            return;
+        if self.host.observed() {
+            self.emit_built(event, section, fields());
         }
-        let mut fields = fields();
+    }
+
+    /// What `emit` does with the fields once built, apart from the generic part so that it is
+    /// compiled once rather than into each of its callers' copies.
+    fn emit_built(&self, event: Event, section: Option<&str>, mut fields: Json) {
         if let Json::Object(map) = &mut fields {
             map.insert("event".into(), Json::from(event.as_str()));
             map.insert("type".into(), Json::from(event.as_str()));
@@ -251,14 +255,18 @@ impl EntryCtx {
     /// Emits `event` for this entry: its section, and the chain and entry it belongs to, so an
     /// observer can tell two arms of one section apart and nest what happens in an entry.
     pub fn emit(&self, event: Event, fields: impl FnOnce() -> Json) {
-        self.run.emit(event, Some(self.section_name()), || {
-            let mut fields = fields();
-            if let Json::Object(map) = &mut fields {
-                map.insert("chain".into(), Json::from(self.chain.id()));
-                map.insert("entry".into(), Json::from(self.id));
-            }
-            fields
-        });
+        if self.run.host.observed() {
+            self.emit_built(event, fields());
+        }
+    }
+
+    /// `emit` once the fields are built (compiled once, as `RunShared::emit_built`).
+    fn emit_built(&self, event: Event, mut fields: Json) {
+        if let Json::Object(map) = &mut fields {
+            map.insert("chain".into(), Json::from(self.chain.id()));
+            map.insert("entry".into(), Json::from(self.id));
+        }
+        self.run.emit_built(event, Some(self.section_name()), fields);
     }
 
     /// `sys.section_name` and the `section` of events: the heading text without markers.

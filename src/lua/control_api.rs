@@ -330,7 +330,7 @@ fn members(marks: &Marks, collection: &Value) -> Result<Vec<Json>, String> {
         let value = as_json(&v, &at)?;
         keyed.push(((sort_rank(&key), at), key, value));
     }
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sort::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
     out.extend(keyed.into_iter().map(|(_, key, value)| crate::obj!({ "key": key, "value": value })));
     Ok(out)
 }

@@ -76,3 +76,26 @@ pub fn memory_limit_error(ctx: &EntryCtx) -> RunError {
         format!("memory ceiling of {} bytes exceeded in section {}", ctx.run.limits.memory_bytes, ctx.heading()),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlua::{LuaOptions, StdLib};
+
+    /// A float raised from Lua through a Rust callback reads as Lua's own `tostring` writes it (the
+    /// patched mlua), not as Rust's float formatting: what `error_parts` hands a prompt.
+    #[test]
+    fn a_float_error_through_a_rust_callback_reads_as_lua_writes_it() {
+        let lua = Lua::new_with(StdLib::NONE, LuaOptions::new()).unwrap();
+        let through_rust = lua.create_function(|_, f: mlua::Function| f.call::<()>(())).unwrap();
+        lua.globals().set("through_rust", through_rust).unwrap();
+        for (raised, lua_text) in
+            [("1/3", "0.33333333333333331"), ("1e300", "1e+300"), ("-0.0", "-0.0"), ("2^63", "9.2233720368547758e+18")]
+        {
+            let (ok, err): (bool, Value) = lua.load(format!("return pcall(through_rust, function() error({raised}) end)")).eval().unwrap();
+            assert!(!ok);
+            let message = mlua_error_message(&err).unwrap();
+            assert_eq!(message.lines().next(), Some(lua_text), "error({raised})");
+        }
+    }
+}

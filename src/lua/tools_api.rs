@@ -353,7 +353,7 @@ pub fn resolve(lua: &Lua, env: &Env, tool: &Value, args: &Value) -> Answer {
         }
         None => {
             let mut ids: Vec<&str> = ctx.run.catalog.tools.iter().filter(|t| t.wire.is_some()).map(|t| t.id.as_str()).collect();
-            ids.sort();
+            crate::sort::sort_by(&mut ids, |a, b| a.cmp(b));
             unbound(format!("tool {name:?} is not a tool in this run; catalog tools: {ids:?}"))
         }
     }

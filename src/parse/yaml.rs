@@ -992,8 +992,7 @@ impl<'a> Reader<'a> {
         if entries.len() < 2 {
             return Ok(());
         }
-        let mut order: Vec<usize> = (0..entries.len()).collect();
-        order.sort_by(|&a, &b| compare(&entries[a].0, &entries[b].0).then(a.cmp(&b)));
+        let order = crate::sort::order_by(entries.len(), &|a, b| compare(&entries[a].0, &entries[b].0));
         let second = order.windows(2).filter(|w| compare(&entries[w[0]].0, &entries[w[1]].0) == Ordering::Equal).map(|w| w[1]).min();
         let Some(i) = second else { return Ok(()) };
         let key = &entries[i].0;
@@ -1112,5 +1111,5 @@ fn float(s: &str) -> Option<f64> {
         ".nan" | ".NaN" | ".NAN" if unsigned.len() == s.len() => return Some(f64::NAN),
         _ => {}
     }
-    unsigned.parse::<f64>().ok().filter(|f| f.is_finite())
+    crate::float_text::parse_finite(unsigned)
 }

@@ -130,7 +130,7 @@ pub fn build(uses: &[String], host: &[PackSpec]) -> (Catalog, Vec<String>) {
     if !chosen.iter().any(|(c, _, _)| c == "subagents") {
         chosen.push(("subagents".into(), false, None));
     }
-    chosen.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sort::sort_by(&mut chosen, |a, b| a.0.cmp(&b.0));
 
     let mut catalog = Catalog::default();
     for (id, declared, h) in chosen {
@@ -151,7 +151,7 @@ pub fn build(uses: &[String], host: &[PackSpec]) -> (Catalog, Vec<String>) {
             tools.push(CatalogTool { id, pack: pi, spec: spec.clone(), wire: None });
         }
     }
-    tools.sort_by(|a, b| a.id.cmp(&b.id));
+    crate::sort::sort_by(&mut tools, |a, b| a.id.cmp(&b.id));
     tools.dedup_by(|a, b| a.id == b.id);
     let mut wires: Vec<String> = Vec::new();
     for t in &mut tools {

@@ -196,7 +196,7 @@ pub fn local_schema(params: &[(String, String, Option<String>)]) -> Json {
     let mut properties = Map::new();
     let mut required: Vec<&str> = Vec::new();
     let mut sorted: Vec<&(String, String, Option<String>)> = params.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sort::sort_by(&mut sorted, |a, b| a.0.cmp(&b.0));
     for (name, ty, description) in sorted {
         let mut p = Map::new();
         p.insert("type".into(), Json::from(ty.clone()));

@@ -187,8 +187,12 @@ pub(super) fn sequence_to_array(container: &mut Json) -> usize {
     }
     // Distinct keys, each in 1..=len: exactly 1..=len.
     let saved = m.keys().map(|k| memory::string_size(k) + 1).sum();
-    let mut items: Vec<(usize, Json)> = std::mem::take(m).into_iter().map(|(k, v)| (index_key(&k).unwrap_or(0), v)).collect();
-    items.sort_by_key(|(i, _)| *i);
-    *container = Json::Array(items.into_iter().map(|(_, v)| v).collect());
+    let mut items = vec![Json::Null; m.len()];
+    for (k, v) in std::mem::take(m) {
+        if let Some(slot) = index_key(&k).and_then(|i| items.get_mut(i - 1)) {
+            *slot = v;
+        }
+    }
+    *container = Json::Array(items);
     saved
 }
