@@ -45,9 +45,10 @@ test('every arm and section entry sees a pristine state', async () => {
   const o = await observations(PROMPT);
   assert.equal(o.seen.length, 28);
   for (const [i, s] of o.seen.entries()) {
-    const [fixed, seeded] = s.split('#');
+    const [fixed, seeded, keys] = s.split('#');
     assert.equal(fixed, PRISTINE, `observation ${i}`);
     assert.equal(seeded.split(' ').length, 3, `observation ${i}: ${s}`);
+    assert.equal(new Set(keys.split(',')).size, 40, `observation ${i}: ${s}`);
   }
   assert.match(o.bad, /^false tasks\.fanout: arm 2 \(item "fail"\) failed: bad arm/);
 });
@@ -58,7 +59,8 @@ test('what an entry sees does not depend on what ran before it', async () => {
     const clean = await observations(CLEAN, setup);
     assert.deepEqual(polluted.seen, clean.seen, JSON.stringify(setup));
   }
-  // Each entry has a math.random sequence of its own.
+  // Each entry has a math.random sequence of its own (the pairs order, which the comparison
+  // above includes, may repeat).
   const clean = await observations(CLEAN);
   assert.equal(new Set(clean.seen.map((s) => s.split('#')[1])).size, clean.seen.length);
 });

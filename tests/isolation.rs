@@ -71,9 +71,12 @@ fn observations(pollute: bool, s: &Setup) -> Json {
     serde_json::from_str(&out.expect("End returns")).expect("End returns JSON")
 }
 
+/// Each entry's observation without its last part, the order `pairs` visited string keys in:
+/// natively that order is not the same from one run to the next even with the same seed (in wasm
+/// it is, and pkg-tests/isolation.test.mjs compares it too).
 fn all_seen(o: &Json) -> Vec<String> {
     let list = |k: &str| o[k].as_array().unwrap_or_else(|| panic!("{k} is a list: {o}")).iter().map(|v| v.as_str().unwrap().to_string());
-    list("arms").chain(list("seq")).collect()
+    list("arms").chain(list("seq")).map(|s| s.rsplit_once('#').map_or(s.clone(), |(kept, _)| kept.to_string())).collect()
 }
 
 #[test]
@@ -102,7 +105,7 @@ fn what_an_entry_sees_does_not_depend_on_what_ran_before() {
         for (i, (p, c)) in all_seen(&polluted).iter().zip(all_seen(&clean)).enumerate() {
             assert_eq!(*p, c, "observation {i}, concurrency {concurrency:?}, latency seed {latency_seed}");
         }
-        assert_eq!(polluted, clean, "concurrency {concurrency:?}, latency seed {latency_seed}");
+        assert_eq!(polluted["bad"], clean["bad"], "concurrency {concurrency:?}, latency seed {latency_seed}");
     }
     let clean = observations(false, &Setup { seed: 7, concurrency: None, latency_seed: 1 });
     // Each entry has a sequence of its own (its seed mixes in the heading and the chain).
@@ -112,7 +115,7 @@ fn what_an_entry_sees_does_not_depend_on_what_ran_before() {
     randoms.dedup();
     assert_eq!(randoms.len(), seen.len(), "{seen:?}");
     // Another run seed, other values.
-    assert_ne!(observations(false, &Setup { seed: 8, concurrency: None, latency_seed: 1 }), clean);
+    assert_ne!(all_seen(&observations(false, &Setup { seed: 8, concurrency: None, latency_seed: 1 })), seen);
 }
 
 /// The observations are sensitive: in one state, what pollute leaves is seen, and the budget
