@@ -124,16 +124,15 @@ fn what_an_entry_sees_does_not_depend_on_what_ran_before() {
 #[test]
 fn the_probes_detect_state_left_behind() {
     let s = Setup { seed: 7, concurrency: None, latency_seed: 1 };
-    let same_state = with_sections("## Main\n\n```lua\npollute()\nlocal ok, seen = pcall(observe)\nreturn tostring(ok) .. ' ' .. tostring(seen)\n```\n");
+    let same_state =
+        with_sections("## Main\n\n```lua\npollute()\nlocal ok, seen = pcall(observe)\nreturn tostring(ok) .. ' ' .. tostring(seen)\n```\n");
     let out = run_setup(&same_state, &s).unwrap().unwrap();
     assert!(!out.contains(PRISTINE), "{out}");
     let twice = with_sections("## Main\n\n```lua\nobserve()\nobserve()\n```\n");
     let e = run_setup(&twice, &s).unwrap_err();
     assert!(e.kind == RunErrorKind::Limit && e.message.starts_with("instruction budget"), "{e}");
-    let heap_kept = with_sections(
-        "## Main\n\n```lua\nkept = {}\nfor i = 1, 12000 do kept[i] = string.rep('g', 200) .. i end\nobserve()\n```\n",
-    );
+    let heap_kept =
+        with_sections("## Main\n\n```lua\nkept = {}\nfor i = 1, 12000 do kept[i] = string.rep('g', 200) .. i end\nobserve()\n```\n");
     let e = run_setup(&heap_kept, &s).unwrap_err();
     assert!(e.kind == RunErrorKind::Limit && e.message.contains("memory ceiling"), "{e}");
 }
-
