@@ -40,6 +40,27 @@ fn a_misspelt_field_of_models_raises_where_it_is_read() {
 }
 
 #[test]
+fn models_and_compactors_are_sealed() {
+    let lua = "local seen = { getmetatable(models), getmetatable(compactors) }
+local tries = {
+  function() models.x = 1 end,
+  function() compactors.clear = 1 end,
+  function() return compactors.nope end,
+  function() compactors.clear() end,
+}
+for _, f in ipairs(tries) do
+  local ok, e = pcall(f)
+  seen[#seen + 1] = tostring(ok) .. ': ' .. tostring(e)
+end
+return table.concat(seen, ' | ')";
+    assert_eq!(
+        result(&prompt(&format!("```lua\n{lua}\n```\n")), ""),
+        "models is sealed | compactors is sealed | false: models is sealed; cannot set 'x' | false: compactors is sealed; cannot set 'clear' | \
+         false: compactors has no field 'nope' (its fields: clear) | false: compactors.clear is not available in this version of Runvil"
+    );
+}
+
+#[test]
 fn replacing_var_is_an_error_not_a_silent_loss() {
     for lua in ["var = { count = 1 }", "local x = var.a\nvar = { count = 1 }", "var.sub = {}\nvar = var.sub"] {
         let e = error(&prompt(&format!("```lua\n{lua}\n```\n\n## Next\n\n```lua\nreturn json.encode(var)\n```\n")), "");

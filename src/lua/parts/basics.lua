@@ -21,6 +21,7 @@ local function sealed(name, get)
   })
 end
 local function list(heading) return check(E.prompt_list(heading)) end
+local compactors, COMPACTORS_PLANNED = {}, { 'clear' }
 
 -- store: the eight calls; each suspends while the store answers.
 local store = {}
@@ -46,5 +47,11 @@ return { globals = {
   end),
   ui = sealed('ui', function(k) return E.ui_get(k) end),
   messages = check(E.messages_object()),
-  compactors = core.part('unavailable').table('compactors', nil, { 'clear' }),
+  -- Sealed as `models` is in the models part: the `unavailable` part answers a read of a name
+  -- it lacks, or any write, and loads only then.
+  compactors = raw_setmetatable(compactors, {
+    __index = function(_, k) return core.part('unavailable').missing('compactors', compactors, COMPACTORS_PLANNED, k) end,
+    __newindex = function(_, k) core.part('unavailable').refuse('compactors', k) end,
+    __metatable = 'compactors is sealed',
+  }),
 } }

@@ -43,5 +43,13 @@ models.loop = function()
     check(E.loop_finish())
   end
 end
-return { globals = { models = part('unavailable').table('models', models, { 'compact', 'need' }) } }
+-- Sealed: a read of a name models lacks, or any write, is answered by the `unavailable` part,
+-- loaded only then (an arm that asks a model never loads it). The same seal as `compactors`' in
+-- the basics part: each part has its own, so that neither loads the other.
+local PLANNED = { 'compact', 'need' }
+return { globals = { models = core.raw_setmetatable(models, {
+  __index = function(_, k) return part('unavailable').missing('models', models, PLANNED, k) end,
+  __newindex = function(_, k) part('unavailable').refuse('models', k) end,
+  __metatable = 'models is sealed',
+}) } }
 
