@@ -20,14 +20,16 @@ import { ROOT, RESULTS_DIR } from './results.mjs';
 /** The Node 24 that `./build.sh setup` installs (tools/node24), for suites whose peer needs it. */
 const NODE24 = join(ROOT, 'tools/node24/node_modules/node24/bin/node');
 
-/** The suites, in run order: name, script, what it needs beyond Node and pkg/, and the Node that
- * runs it (the machine's own unless `node24`). */
+/** The suites, in run order: name, script (with its arguments), what it needs beyond Node and
+ * pkg/, and the Node that runs it (the machine's own unless `node24`). */
 export const SUITES = [
   { name: 'engine', script: 'bench/engine.mjs' },
   { name: 'compute', script: 'bench/compute.mjs' },
   { name: 'turns', script: 'bench/turns.mjs' },
   { name: 'entries', script: 'bench/entries.mjs' },
   { name: 'startup', script: 'bench/startup.mjs' },
+  // Start-up again under the current Node LTS: compiling, tiering and releasing wasm differ by V8.
+  { name: 'startup-node24', script: 'bench/startup.mjs', args: ['--results', 'startup-node24'], node: 'node24' },
   { name: 'rounds', script: 'bench/rounds.mjs' },
   { name: 'fanout', script: 'bench/fanout.mjs', node: 'node24' },
   { name: 'package', script: 'bench/package.mjs' },
@@ -58,9 +60,10 @@ for (const suite of SUITES) {
   }
   const node = suite.node === 'node24' ? NODE24 : process.execPath;
   if (!existsSync(node)) throw new Error(`bench/run.mjs: ${suite.name} runs under ${node}, which is missing (./build.sh setup)`);
-  console.log(`\n=== ${suite.name}: ${suite.node ?? 'node'} ${suite.script}${quick ? ' --quick' : ''}`);
+  const scriptArgs = [suite.script, ...(suite.args ?? []), ...(quick ? ['--quick'] : [])];
+  console.log(`\n=== ${suite.name}: ${suite.node ?? 'node'} ${scriptArgs.join(' ')}`);
   const s0 = performance.now();
-  execFileSync(node, [suite.script, ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(node, scriptArgs, { cwd: ROOT, stdio: 'inherit' });
   took.push([suite.name, (performance.now() - s0) / 1000]);
 }
 const total = (performance.now() - t0) / 1000;

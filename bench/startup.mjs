@@ -14,9 +14,10 @@
 // Then one more child of each under `--trace-wasm-compilation-times`: how many functions and bytes
 // of wasm code the first result compiled, and how many functions V8 tiered up to TurboFan (exact
 // for a given build, unlike the times; a tier-up still compiling when the child exits is not counted).
-// Writes bench/results/startup.json.
+// Writes bench/results/startup.json, or bench/results/NAME.json with `--results NAME` (run.mjs runs
+// it once more under Node 24 as `startup-node24`: V8's start-up costs differ between its versions).
 //
-//   node bench/startup.mjs [--quick]     (against the current pkg/; RUNVIL_PKG=dir for another build)
+//   node bench/startup.mjs [--quick] [--results NAME]   (against the current pkg/; RUNVIL_PKG=dir for another build)
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,6 +26,9 @@ import { ROOT, QUICK, versus, writeResults } from './results.mjs';
 import { runvilChild as runvilChildOf, wasmoonChild } from './startup-child.mjs';
 
 const started = performance.now();
+const resultsAt = process.argv.indexOf('--results');
+const RESULTS = resultsAt >= 0 ? process.argv[resultsAt + 1] : 'startup';
+if (!/^startup[a-z0-9-]*$/.test(RESULTS ?? '')) throw new Error(`bench/startup.mjs: --results needs a name starting "startup", got ${RESULTS}`);
 const RUNS = QUICK ? 5 : 11;
 const PKG = pathToFileURL(`${resolve(ROOT, process.env.RUNVIL_PKG ?? 'pkg')}/index.js`).href;
 const runvilChild = (options) => runvilChildOf(PKG, options);
@@ -108,4 +112,4 @@ figures.firstRunCode = {
 };
 const codeLine = (c) => `${c.functions} functions, ${c.bytes} bytes, ${c.turbofan} tiered up`;
 console.log(`  first result compiled: runvil ${codeLine(code.runvil)}; wasmoon ${codeLine(code.wasmoon)}`);
-writeResults('startup', 'node bench/startup.mjs', figures, started);
+writeResults(RESULTS, RESULTS === 'startup' ? 'node bench/startup.mjs' : `node bench/startup.mjs --results ${RESULTS}`, figures, started);

@@ -16,9 +16,23 @@ const isU64 = (seed) => U64.test(seed) && BigInt(seed) < 1n << 64n;
 const INDEX = new URL('index.js', `file://${PKG}`).href;
 
 /** Runs `code` (an ES module body) in a fresh Node process; answers what it printed, as JSON. */
-function inChild(code) {
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' }));
+function inChild(code, flags = []) {
+  return JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', code], { encoding: 'utf8' }));
 }
+
+test('a script whose only work is awaiting createEngine runs on, however V8 compiles', () => {
+  // Eager compilation keeps V8 busy off the main thread for longer than lazy, which Node (24) did
+  // not count as pending work: the process exited with the module still compiling.
+  for (const entry of ['index.js', 'inline.js']) {
+    for (const flags of [[], ['--no-wasm-lazy-compilation']]) {
+      const out = inChild(`
+        const { createEngine } = await import(${JSON.stringify(new URL(entry, `file://${PKG}`).href)});
+        const engine = await createEngine();
+        console.log(JSON.stringify((await engine.run("# T\\n\\n\`\`\`lua\\nreturn 'ok'\\n\`\`\`\\n")).result));`, flags);
+      assert.equal(out, 'ok', `${entry} ${flags.join(' ') || 'with default flags'}`);
+    }
+  }
+});
 
 test('the Node entry draws default seeds without Web Crypto, each one different', () => {
   const out = inChild(`
@@ -135,6 +149,12 @@ test('bytes the package read are released once compiled; a caller\'s bytes are l
   // ArrayBuffer.prototype.transfer: Node 21 and later, Deno, Bun, browsers; Node 20 leaves it to the collector.
   const canRelease = typeof ArrayBuffer.prototype.transfer === 'function';
   assert.equal(own.buffer.byteLength, canRelease ? 0 : length);
+  // Where there is no transfer, a resizable buffer (what the Node entry reads its module into, and
+  // the inline entry decodes into) is shrunk to nothing instead.
+  const resizable = new Uint8Array(new ArrayBuffer(length, { maxByteLength: length }));
+  resizable.set(read());
+  assert.ok((await compileOwnBytes(resizable, '')) instanceof WebAssembly.Module);
+  assert.equal(resizable.buffer.byteLength, 0);
   const given = read();
   assert.ok((await loadModule(given, import.meta.url)) instanceof WebAssembly.Module);
   assert.equal(given.buffer.byteLength, length, 'the caller keeps its bytes');

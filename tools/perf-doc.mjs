@@ -94,11 +94,43 @@ const table = (head, rows) =>
 
 // ---- blocks ----------------------------------------------------------------------------------
 
+/** The major version of the Node a results file was measured under ('v24.22.3' → 24). */
+function nodeMajor(results) {
+  const m = /^v(\d+)\./.exec(results.node ?? '');
+  if (!m) throw new Error(`bench/results/${results.suite}.json: no Node version in "${results.node}"`);
+  return Number(m[1]);
+}
+
+/** The start-up tables of one run of bench/startup.mjs (`suite`: the name it wrote its results as). */
+function startupBlock(src, suite) {
+  const code = (c) => `${num(c.value)} bytes of wasm code in ${num(c.functions)} functions (${c.turbofan} tiered up)`;
+  const rows = ['import', 'create', 'first', 'sum', 'rss'].map((k) => {
+    const f = src.fig(`${suite}.${k}`);
+    return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio), f.goal ? `${f.goal.text}: **${verdict(f)}**` : ''];
+  });
+  // The variant arms (bench/startup.mjs ARMS), each against the arm it varies.
+  const variants = ['eager', 'webCrypto', 'untiered', 'wasmoonLoop'].map((name) => {
+    const cell = (key) => {
+      const f = src.fig(`${suite}.${name}-${key}`);
+      return `${num(f.median)} (${num(f.peer.median)})`;
+    };
+    return [src.fig(`${suite}.${name}-first`).name, cell('create'), cell('first'), cell('rss')];
+  });
+  return `${table(['figure', 'Runvil', 'wasmoon', 'ratio of medians', 'goal'], rows)}\n\n` +
+    `${table(['variant (median; in brackets, the arm it varies)', 'createEngine, ms', 'first run, ms', 'RSS added, MiB'], variants)}\n\n` +
+    `${src.fig(`${suite}.sum`).runs} samples of each arm, median (min–max), each in a fresh Node process, the arms alternating. ` +
+    'Each variant takes one cost out of Runvil\'s default arm, puts one in (the Web Crypto seed), or (the last) puts one into wasmoon\'s. ' +
+    `The first result compiles ${code(src.fig(`${suite}.firstRunCode`))} in Runvil, ${code(src.fig(`${suite}.firstRunCode`).peer)} in wasmoon ` +
+    '(`--trace-wasm-compilation-times`: Liftoff functions and their bytes of wasm code; functions tiered up to TurboFan before the child exited).';
+}
+
 /** Each block: (src) => markdown. The ids are the markers' names. */
 export const BLOCKS = {
   summary(src) {
     const compute = src.fig('compute.geomean');
     const st = (k) => src.fig(`startup.${k}`);
+    const st24 = (k) => src.fig(`startup-node24.${k}`);
+    const on = (suite) => `Node ${nodeMajor(src.suite(suite))}`;
     const entry = src.fig('entries.entry');
     const ph = [10, 1000, 10000].map((k) => src.fig(`rounds.placeholders${k}`));
     const phGrowth = src.fig('rounds.placeholderGrowth');
@@ -115,9 +147,11 @@ export const BLOCKS = {
         `wasmoon ${times(compute.wasmoonToNative)}`, times(compute.runvilToNative), times(compute.value), compute.goal.text, status(compute)],
       ['first trivial run right after `createEngine`', ...pair(st('first'), 'ms'), 'see the sum', '—'],
       ['`createEngine` (fresh process)', ...pair(st('create'), 'ms'), 'see the sum', '—'],
-      ['`createEngine` + first run', ...pair(st('sum'), 'ms'), st('sum').goal.text, status(st('sum'))],
+      [`\`createEngine\` + first run, ${on('startup')}`, ...pair(st('sum'), 'ms'), st('sum').goal.text, status(st('sum'))],
+      [`\`createEngine\` + first run, ${on('startup-node24')}`, ...pair(st24('sum'), 'ms'), st24('sum').goal.text, status(st24('sum'))],
       ['one section entry vs a bare Lua state in wasm', ...pair(entry, 'µs'), entry.goal.text, status(entry)],
-      ['RSS added by one engine', ...pair(st('rss'), 'MiB'), st('rss').goal.text, status(st('rss'))],
+      [`RSS added by one engine, ${on('startup')}`, ...pair(st('rss'), 'MiB'), st('rss').goal.text, status(st('rss'))],
+      [`RSS added by one engine, ${on('startup-node24')}`, ...pair(st24('rss'), 'MiB'), st24('rss').goal.text, status(st24('rss'))],
       ['1,000 `{{ var.big.k1 }}` placeholders, `var.big` of 10 / 1,000 / 10,000 keys', '—',
         `${ph.map((f) => num(f.median)).join(' / ')} ms`, `10,000 − 10 keys: ${num(phGrowth.value)} ms (spread ${num(phGrowth.noise)} ms)`,
         phGrowth.goal.text, status(phGrowth)],
@@ -208,27 +242,8 @@ export const BLOCKS = {
     ]) + `\n\n${f.runs} interleaved samples.`;
   },
 
-  startup(src) {
-    const code = (c) => `${num(c.value)} bytes of wasm code in ${num(c.functions)} functions (${c.turbofan} tiered up)`;
-    const rows = ['import', 'create', 'first', 'sum', 'rss'].map((k) => {
-      const f = src.fig(`startup.${k}`);
-      return [f.name, `${spread(f)} ${f.unit}`, `${spread(f.peer)} ${f.unit}`, times(f.ratio), f.goal ? `${f.goal.text}: **${verdict(f)}**` : ''];
-    });
-    // The variant arms (bench/startup.mjs ARMS), each against the arm it varies.
-    const variants = ['eager', 'webCrypto', 'untiered', 'wasmoonLoop'].map((name) => {
-      const cell = (key) => {
-        const f = src.fig(`startup.${name}-${key}`);
-        return `${num(f.median)} (${num(f.peer.median)})`;
-      };
-      return [src.fig(`startup.${name}-first`).name, cell('create'), cell('first'), cell('rss')];
-    });
-    return `${table(['figure', 'Runvil', 'wasmoon', 'ratio of medians', 'goal'], rows)}\n\n` +
-      `${table(['variant (median; in brackets, the arm it varies)', 'createEngine, ms', 'first run, ms', 'RSS added, MiB'], variants)}\n\n` +
-      `${src.fig('startup.sum').runs} samples of each arm, median (min–max), each in a fresh Node process, the arms alternating. ` +
-      'Each variant takes one cost out of Runvil\'s default arm, puts one in (the Web Crypto seed), or (the last) puts one into wasmoon\'s. ' +
-      `The first result compiles ${code(src.fig('startup.firstRunCode'))} in Runvil, ${code(src.fig('startup.firstRunCode').peer)} in wasmoon ` +
-      '(`--trace-wasm-compilation-times`: Liftoff functions and their bytes of wasm code; functions tiered up to TurboFan before the child exited).';
-  },
+  startup: (src) => startupBlock(src, 'startup'),
+  'startup-node24': (src) => startupBlock(src, 'startup-node24'),
 
   rounds(src) {
     const rows = [10, 100, 1000].map((n) => {

@@ -44,14 +44,19 @@ async function compileBytes(bytes, where) {
  * Gives back the memory of bytes this package read or decoded itself, once they are compiled: the
  * module keeps its own copy, and the read one (a megabyte) would otherwise stay resident until a
  * collection. `transfer(0)` detaches the buffer and frees its memory at once; where ArrayBuffer has
- * no `transfer` (Node 20) the next collection frees it. A view over part of a buffer (a pooled
- * Node Buffer) is left alone.
+ * no `transfer` (Node 20) a resizable buffer (what the Node entry reads into) is shrunk to nothing,
+ * which frees it as well, and any other is left to the next collection. A view over part of a
+ * buffer (a pooled Node Buffer) is left alone.
  * @param {Uint8Array} view
  */
 function release(view) {
-  const buffer = /** @type {ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }} */ (view.buffer);
-  if (typeof buffer.transfer !== 'function' || !(buffer instanceof ArrayBuffer)) return;
-  if (view.byteOffset === 0 && view.byteLength === buffer.byteLength) buffer.transfer(0);
+  const buffer =
+    /** @type {ArrayBuffer & { transfer?: (length: number) => ArrayBuffer, resizable?: boolean, resize?: (length: number) => void }} */ (
+      view.buffer
+    );
+  if (!(buffer instanceof ArrayBuffer) || view.byteOffset !== 0 || view.byteLength !== buffer.byteLength) return;
+  if (typeof buffer.transfer === 'function') buffer.transfer(0);
+  else if (buffer.resizable === true && typeof buffer.resize === 'function') buffer.resize(0);
 }
 
 /**
@@ -83,6 +88,22 @@ async function compileResponse(response, url) {
     return WebAssembly.compileStreaming(response);
   }
   return compileOwnBytes(await response.arrayBuffer(), url);
+}
+
+/**
+ * Waits for the module with a timer open. V8 compiles off the main thread, and a server runtime
+ * does not always count that as pending work: under `--no-wasm-lazy-compilation` Node 24 exits a
+ * script whose only work is `await createEngine()` before the module is there (an unsettled
+ * top-level await), so the entries that may run as a server's main script keep it alive until it is.
+ * @param {Promise<WebAssembly.Module>} compiling
+ */
+export async function holdingTheProcess(compiling) {
+  const timer = setInterval(() => {}, 2 ** 30);
+  try {
+    return await compiling;
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**

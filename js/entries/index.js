@@ -4,7 +4,7 @@
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
-import { compileOwnBytes, engineOptions, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
 import { deviceSeeds } from '../core/seeds.js';
 
@@ -27,6 +27,32 @@ async function readFile(url) {
   const fs = await nodeFs();
   if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
   return fs.promises.readFile(url);
+}
+
+/**
+ * Reads the package's own module so that its bytes can be given back once compiled (load.js,
+ * `release`). Where ArrayBuffer has `transfer` any read buffer can be; where it has not (Node 20)
+ * only a resizable one can, so the file is read into one of exactly its size.
+ */
+async function readOwnModule(url) {
+  if (typeof (/** @type {any} */ (ArrayBuffer.prototype).transfer) === 'function') return readFile(url);
+  const fs = await nodeFs();
+  if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
+  const file = await fs.promises.open(url, 'r');
+  try {
+    const { size } = await file.stat();
+    const bytes = new Uint8Array(new ArrayBuffer(size, /** @type {any} */ ({ maxByteLength: size })));
+    let filled = 0;
+    while (filled < size) {
+      const { bytesRead } = await file.read(bytes, filled, size - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    if (filled !== size) throw new Error(`runvil: ${url.href} changed while it was read (${filled} of ${size} bytes)`);
+    return bytes;
+  } finally {
+    await file.close();
+  }
 }
 
 /**
@@ -63,7 +89,7 @@ async function defaultModule() {
   if (url.protocol !== 'file:') return loadModule(url, here); // a page importing index.js
   let bytes;
   try {
-    bytes = await readFile(url);
+    bytes = await readOwnModule(url);
   } catch (error) {
     if (!isUnreadable(error)) throw error;
     bytes = await inlineBytes();
@@ -74,6 +100,8 @@ async function defaultModule() {
 /** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
-  const module = wasm === undefined ? await defaultModule() : await loadModule(wasm, import.meta.url, { readFile });
+  const module = await holdingTheProcess(
+    wasm === undefined ? defaultModule() : loadModule(wasm, import.meta.url, { readFile }),
+  );
   return makeEngine(module, { uiKind: hostUiKind(), drawSeed: await seedSource() });
 }

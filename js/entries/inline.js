@@ -6,7 +6,7 @@
 // import modules. A third more to download than the .wasm itself (base64), so browsers get
 // browser.js by default.
 import { wasmBytes } from '../wasm-inline.js';
-import { compileOwnBytes, engineOptions, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
@@ -14,9 +14,8 @@ export * from './public.js';
 /** @type {typeof import('../index.d.ts').createEngine} */
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
-  const module =
-    wasm === undefined || wasm === null
-      ? await compileOwnBytes(wasmBytes(), '')
-      : await loadModule(wasm, import.meta.url);
+  const module = await holdingTheProcess(
+    wasm === undefined || wasm === null ? compileOwnBytes(wasmBytes(), '') : loadModule(wasm, import.meta.url),
+  );
   return makeEngine(module, { uiKind: hostUiKind() });
 }
