@@ -42,13 +42,6 @@ fn main() {
 /// `int`, `Instruction`, `lua_Integer` and `lua_Number`, the same on both, and a mismatch would be
 /// refused by the header check of every load (so every test would fail).
 fn compile_engine_lua() {
-    // The build's CFLAGS (.cargo/config.toml) make Lua take its hash seed from the Engine's
-    // `runvil_makeseed`; this native Lua only compiles, so any seed does.
-    #[no_mangle]
-    extern "C" fn runvil_makeseed() -> std::ffi::c_uint {
-        0
-    }
-
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::create_dir_all(out.join("parts")).expect("create $OUT_DIR/parts");
     let mut files = vec![("src/lua/bootstrap.lua".to_string(), out.join("bootstrap.luac"))];

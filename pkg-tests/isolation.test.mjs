@@ -78,3 +78,31 @@ test('the probes detect state left behind in one state', async () => {
   assert.equal(kept.error?.kind, 'Limit');
   assert.match(kept.error.message, /memory ceiling/);
 });
+
+// table.sort's randomized pivot and math.randomseed() draw from the arm's own state
+// (fixtures/sort-seed.md): an arm's draws do not depend on which arms were built before it ran.
+const SORT_PROMPT = readFileSync(new URL('./fixtures/sort-seed.md', import.meta.url), 'utf8');
+
+async function sortDraws(arms, { seed = 7, latencySeed = 1, fanoutConcurrency } = {}) {
+  const outcome = await engine.run(SORT_PROMPT, {
+    seed,
+    args: String(arms),
+    models: { default: latentModel(latencySeed) },
+    limits: fanoutConcurrency ? { fanoutConcurrency } : {},
+  });
+  assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+  return JSON.parse(outcome.result);
+}
+
+test('an arm draws from its own state seed, whichever arms ran around it', async () => {
+  const alone = await sortDraws(1);
+  const oneAtATime = await sortDraws(6, { fanoutConcurrency: 1 });
+  assert.equal(oneAtATime[0], alone[0]);
+  // Every arm has its own seed, so its own adversary order and random value; the equal-keys
+  // sort never draws.
+  const field = (i) => new Set(oneAtATime.map((s) => s.split('#')[i])).size;
+  assert.deepEqual([field(0), field(1), field(2)], [6, 1, 6]);
+  for (const setup of [{ latencySeed: 1 }, { latencySeed: 2 }, { latencySeed: 3, fanoutConcurrency: 3 }]) {
+    assert.deepEqual(await sortDraws(6, setup), oneAtATime, JSON.stringify(setup));
+  }
+});

@@ -146,12 +146,20 @@ fn math_frexp_of_infinities_and_nan() {
 
 #[test]
 fn the_same_seed_repeats_random_addresses_and_iteration_order() {
-    // (Iteration order over string keys repeats in the wasm build only: natively mlua seeds string
-    // hashing from getrandom; pkg-tests/hostile.test.mjs checks it against the package.)
+    // Iteration order over string keys too: a state hashes strings with its entry's seed
+    // (pkg-tests/hostile-host.test.mjs checks the same against the package).
     let code = "local f = function() end\n\
-        return math.random(1, 1e9) .. ' ' .. math.random() .. ' ' .. tostring({}) .. ' ' .. tostring(f) .. ' ' .. string.format('%s', {}) .. ' '";
+        local t, keys = {}, {}\n\
+        for i = 1, 50 do t['key' .. i] = i end\n\
+        for k in pairs(t) do keys[#keys + 1] = k end\n\
+        return math.random(1, 1e9) .. ' ' .. math.random() .. ' ' .. tostring({}) .. ' ' .. tostring(f) .. ' ' .. string.format('%s', {}) .. ' ' .. table.concat(keys, ',')";
     let a = seeded(code, 7);
     assert_eq!(a, seeded(code, 7));
+    // Other states in between (their own seeds) do not change it.
+    seeded("local t = {} for i = 1, 1e4 do t['k' .. i] = {} end return 1", 9);
+    assert_eq!(a, seeded(code, 7));
+    let keys = |s: &str| s.rsplit_once(' ').unwrap().1.to_string();
+    assert_ne!(keys(&a), keys(&seeded(code, 8)), "another seed, another string-key order");
     assert_ne!(a, seeded(code, 8));
     assert!(a.contains(" table: 0x00000001 function: 0x00000002 table: 0x00000003 "), "{a}");
     assert_eq!(seeded("local t = {} return tostring(t) == tostring(t)", 1), "true");

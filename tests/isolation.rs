@@ -71,12 +71,18 @@ fn observations(pollute: bool, s: &Setup) -> Json {
     serde_json::from_str(&out.expect("End returns")).expect("End returns JSON")
 }
 
-/// Each entry's observation without its last part, the order `pairs` visited string keys in:
-/// natively that order is not the same from one run to the next even with the same seed (in wasm
-/// it is, and pkg-tests/isolation.test.mjs compares it too).
+/// Each entry's observation: what a fresh state shows, its `math.random` values and the order
+/// `pairs` visited string keys in (which the entry's string-hash seed sets).
 fn all_seen(o: &Json) -> Vec<String> {
     let list = |k: &str| o[k].as_array().unwrap_or_else(|| panic!("{k} is a list: {o}")).iter().map(|v| v.as_str().unwrap().to_string());
-    list("arms").chain(list("seq")).map(|s| s.rsplit_once('#').map_or(s.clone(), |(kept, _)| kept.to_string())).collect()
+    list("arms").chain(list("seq")).collect()
+}
+
+/// An observation's parts: (what a fresh state shows, the `math.random` values, the `pairs` order).
+fn parts(s: &str) -> (&str, &str, &str) {
+    let mut p = s.splitn(3, '#');
+    let mut next = || p.next().unwrap_or_else(|| panic!("an observation has three parts: {s}"));
+    (next(), next(), next())
 }
 
 #[test]
@@ -86,9 +92,10 @@ fn every_arm_and_entry_sees_a_pristine_state() {
     // 12 arms twice, three sections and the last one.
     assert_eq!(seen.len(), 28, "{o}");
     for (i, s) in seen.iter().enumerate() {
-        let (fixed, seeded) = s.split_once('#').unwrap_or_else(|| panic!("observation {i}: {s}"));
+        let (fixed, seeded, keys) = parts(s);
         assert_eq!(fixed, PRISTINE, "observation {i}");
         assert_eq!(seeded.split(' ').count(), 3, "observation {i}: {s}");
+        assert_eq!(keys.split(',').collect::<std::collections::BTreeSet<_>>().len(), 40, "observation {i}: {s}");
     }
     let bad = o["bad"].as_str().unwrap();
     assert!(bad.starts_with("false tasks.fanout: arm 2 (item \"fail\") failed: bad arm"), "{bad}");
@@ -110,7 +117,7 @@ fn what_an_entry_sees_does_not_depend_on_what_ran_before() {
     let clean = observations(false, &Setup { seed: 7, concurrency: None, latency_seed: 1 });
     // Each entry has a sequence of its own (its seed mixes in the heading and the chain).
     let seen = all_seen(&clean);
-    let mut randoms: Vec<&str> = seen.iter().map(|s| s.split_once('#').unwrap().1).collect();
+    let mut randoms: Vec<&str> = seen.iter().map(|s| parts(s).1).collect();
     randoms.sort();
     randoms.dedup();
     assert_eq!(randoms.len(), seen.len(), "{seen:?}");
@@ -135,4 +142,61 @@ fn the_probes_detect_state_left_behind() {
         with_sections("## Main\n\n```lua\nkept = {}\nfor i = 1, 12000 do kept[i] = string.rep('g', 200) .. i end\nobserve()\n```\n");
     let e = run_setup(&heap_kept, &s).unwrap_err();
     assert!(e.kind == RunErrorKind::Limit && e.message.contains("memory ceiling"), "{e}");
+}
+
+/// Two runs of one prompt with one seed see the same `pairs` orders: a state's string-hash seed
+/// is its entry's seed, never the operating system's randomness (what the entries before it did
+/// does not change it either: `what_an_entry_sees_does_not_depend_on_what_ran_before` compares
+/// the orders too). Another run seed gives others.
+#[test]
+fn the_same_seed_repeats_the_pairs_order() {
+    let s = Setup { seed: 7, concurrency: None, latency_seed: 1 };
+    let keys = |o: &Json| all_seen(o).iter().map(|s| parts(s).2.to_string()).collect::<Vec<_>>();
+    let first = keys(&observations(false, &s));
+    assert_eq!(keys(&observations(false, &s)), first);
+    assert_ne!(keys(&observations(false, &Setup { seed: 8, ..s })), first);
+}
+
+const SORT_PROMPT: &str = include_str!("../pkg-tests/fixtures/sort-seed.md");
+
+/// Each arm's draws (pkg-tests/fixtures/sort-seed.md): the adversary sort's comparisons and
+/// order, the equal-keys sort's order, and `math.random` after `math.randomseed()`.
+fn sort_draws(arms: usize, s: &Setup) -> Vec<String> {
+    let host = Rc::new(TestHost::default());
+    host.model("default", (0..arms).map(|i| json!(format!("r{i}"))).collect());
+    let mut state = s.latency_seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    *host.model_latency.borrow_mut() = Some(Box::new(move || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % 20
+    }));
+    let out = run_with(host, SORT_PROMPT, &arms.to_string(), |o| {
+        o.seed = s.seed;
+        o.limits.fanout_concurrency = s.concurrency;
+    })
+    .unwrap_or_else(|e| panic!("the sort prompt runs: {e}"))
+    .expect("Main returns");
+    serde_json::from_str(&out).expect("Main returns a JSON list of strings")
+}
+
+/// `table.sort`'s randomized pivot and `math.randomseed()` draw from the arm's own state, so an
+/// arm's draws are the same whichever arms were built before it ran, and equal to the arm alone.
+#[test]
+fn an_arm_draws_from_its_own_state_seed() {
+    let alone = sort_draws(1, &Setup { seed: 7, concurrency: None, latency_seed: 1 });
+    let one_at_a_time = sort_draws(6, &Setup { seed: 7, concurrency: Some(1), latency_seed: 1 });
+    assert_eq!(one_at_a_time[0], alone[0], "the first arm, alone and in a fanout of six");
+    // The draws show the seed: every arm has its own, and so its own adversary order and
+    // random value; the equal-keys sort never draws, so it is the same in every arm.
+    let field =
+        |i: usize| one_at_a_time.iter().map(|s| s.split('#').nth(i).unwrap().to_string()).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(field(0).len(), 6, "{one_at_a_time:?}");
+    assert_eq!(field(1).len(), 1, "{one_at_a_time:?}");
+    assert_eq!(field(2).len(), 6, "{one_at_a_time:?}");
+    for (concurrency, latency_seed) in [(None, 1), (None, 2), (Some(2), 3), (Some(3), 4), (Some(64), 5)] {
+        let draws = sort_draws(6, &Setup { seed: 7, concurrency, latency_seed });
+        for (i, (d, r)) in draws.iter().zip(&one_at_a_time).enumerate() {
+            assert_eq!(d, r, "arm {}, concurrency {concurrency:?}, latency seed {latency_seed}", i + 1);
+        }
+    }
+    assert_ne!(sort_draws(6, &Setup { seed: 8, concurrency: Some(1), latency_seed: 1 }), one_at_a_time);
 }

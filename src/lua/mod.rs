@@ -78,19 +78,6 @@ const TESTES_RESTORED: &[&str] = &["load", "rawget", "rawset", "rawequal", "rawl
 
 pub use env::ENGINE_GLOBALS;
 
-thread_local! {
-    /// The seed Lua's `luai_makeseed` answers while a VM is built and runs (string hashing,
-    /// `table.sort`'s pivots): Lua is compiled with `luai_makeseed()` calling
-    /// [`runvil_makeseed`] (.cargo/config.toml), so table layouts repeat with the run's seed.
-    static VM_SEED: std::cell::Cell<u32> = const { std::cell::Cell::new(0x5275_6e76) };
-}
-
-/// Lua's seed source: the seed of the VM being built and run (`VM_SEED`).
-#[no_mangle]
-pub extern "C" fn runvil_makeseed() -> std::os::raw::c_uint {
-    VM_SEED.with(|s| s.get())
-}
-
 /// A section entry's seed: the run seed mixed with the section's heading and the chain (FNV-1a),
 /// so every entry has its own `math.random` sequence and the same seed repeats all of them.
 fn entry_seed(ctx: &EntryCtx) -> u64 {
@@ -190,15 +177,17 @@ fn drop_removed_globals(lua: &Lua) -> mlua::Result<()> {
 
 /// A fresh state with the libraries a VM opens, its one handle running no collection when dropped
 /// (mlua's first handle would, on a state about to be freed whole: a tenth of an entry;
-/// `vendor/mlua/patches/3-first-handle-gc-option.patch`).
-fn new_state() -> mlua::Result<Lua> {
-    Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false))
+/// `vendor/mlua/patches/3-first-handle-gc-option.patch`). `seed` is the state's own: Lua hashes
+/// strings with it, and `table.sort`'s randomized pivots and `math.randomseed()` draw from it
+/// (`vendor/lua-src/patches/determinism.patch`), so table layouts and sorts repeat with it and
+/// depend on no other state (`vendor/mlua/patches/7-state-seed-option.patch`).
+fn new_state(seed: u32) -> mlua::Result<Lua> {
+    Lua::new_with(libs(), LuaOptions::new().collect_garbage_on_drop(false).seed(seed))
 }
 
 pub fn build_vm(ctx: &Rc<EntryCtx>) -> mlua::Result<Vm> {
     let seed = entry_seed(ctx);
-    VM_SEED.with(|s| s.set(seed as u32));
-    let lua = new_state()?;
+    let lua = new_state(seed as u32)?;
     first_collection(&lua)?;
     let g = lua.globals();
     // math.random starts from the run's seed, per section entry (never the clock).
@@ -256,7 +245,7 @@ mod tests {
     /// instead of leaking it into prompts.
     #[test]
     fn the_sandbox_leaves_only_allowed_globals() {
-        let lua = new_state().unwrap();
+        let lua = new_state(1).unwrap();
         for pair in lua.globals().pairs::<String, Value>() {
             let (name, _) = pair.unwrap();
             let allowed = BASE_ALLOWED.contains(&name.as_str());
@@ -284,7 +273,7 @@ mod tests {
     /// without collecting until the memory ceiling.
     #[test]
     fn a_fresh_vm_collects_at_lua_default_pause() {
-        let lua = new_state().unwrap();
+        let lua = new_state(1).unwrap();
         let (running, default_pause) = gc_state(&lua);
         assert_eq!(running, 1, "the collector must run once mlua has built the state");
         first_collection(&lua).unwrap();
