@@ -148,19 +148,25 @@ fn character_references_in_prose_and_fence_info_strings() {
     assert_eq!(result(src, ""), "numeric");
 }
 
-/// The build's pulldown-cmark matches link labels with ASCII case folding only
-/// (vendor/pulldown-cmark/patches, for size): `[FOO]` finds `[foo]:`, `[Ω]` no longer finds `[ω]:`.
-/// A prompt sees no difference: prose and headings are sliced from the source, and the engine
-/// reads no inline event.
+/// The build's pulldown-cmark runs no inline pass (vendor/pulldown-cmark/patches, for size):
+/// emphasis, code spans, links, autolinks, inline HTML come out as text inside their block, and
+/// link labels (of reference definitions) fold ASCII case only. A prompt sees no difference:
+/// prose and headings are sliced from the source, and the engine reads no inline event.
 #[test]
-fn link_labels_fold_ascii_case_and_prompts_see_no_difference() {
-    use pulldown_cmark::{Event, Parser, Tag};
-    let links = |src: &str| Parser::new(src).filter(|e| matches!(e, Event::Start(Tag::Link { .. }))).count();
-    assert_eq!(links("[foo]: /ascii\n\n[FOO] and [Foo][]\n"), 2);
-    assert_eq!(links("[ω]: /greek\n\n[Ω]\n"), 0);
-    assert_eq!(links("[ω]: /greek\n\n[ω]\n"), 1);
-    let src = "# T\n\n[ω]: /greek\n[foo]: /ascii\n\n## See [Ω] and [FOO]\n\nProse [Ω], [FOO] and [ω][].\n\n```lua\nreturn prose\n```\n";
-    assert_eq!(result(src, ""), "Prose [Ω], [FOO] and [ω][].");
-    let src = "# T\n\n[ω]: /greek\n\n## Main\n\n```lua\ncall('## See [Ω]')\nreturn 'called'\n```\n\n## See [Ω]\n\n```lua\nlog('in')\n```\n";
+fn inline_markup_is_text_and_prompts_see_no_difference() {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let src = "*a* __b__ `c` [d](/e) [f] ![g](/h) <https://i> <span>j</span> $k$ \\*l\\\nm  \nn\n\n[f]: /o\n";
+    let events: Vec<Event> = Parser::new(src).collect();
+    assert!(matches!(events.first(), Some(Event::Start(Tag::Paragraph))), "{events:?}");
+    assert!(matches!(events.last(), Some(Event::End(TagEnd::Paragraph))), "{events:?}");
+    let inner = &events[1..events.len() - 1];
+    assert!(inner.iter().all(|e| matches!(e, Event::Text(_) | Event::SoftBreak | Event::HardBreak)), "{events:?}");
+    let text: String = inner.iter().filter_map(|e| if let Event::Text(t) = e { Some(t.as_ref()) } else { None }).collect();
+    for word in ["*a*", "__b__", "`c`", "[d](/e)", "[f]", "![g](/h)", "<https://i>", "<span>j</span>", "$k$"] {
+        assert!(text.contains(word), "{word} in {text:?}");
+    }
+    let src = "# T\n\n[ω]: /greek\n[foo]: /ascii\n\n## See [Ω] and [FOO]\n\nProse [Ω], *[FOO]* and `[ω][]`.\n\n```lua\nreturn prose\n```\n";
+    assert_eq!(result(src, ""), "Prose [Ω], *[FOO]* and `[ω][]`.");
+    let src = "# T\n\n[ω]: /greek\n\n## Main\n\n```lua\ncall('## See *[Ω]* `x`')\nreturn 'called'\n```\n\n## See *[Ω]* `x`\n\n```lua\nlog('in')\n```\n";
     assert_eq!(result(src, ""), "called");
 }
