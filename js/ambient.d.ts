@@ -22,7 +22,8 @@ declare module '*/version.js' {
 }
 
 declare module '*/wasm-inline.js' {
-  export function wasmBytes(): Uint8Array;
+  /** The module's bytes, decoded into what `allocate` gives (a plain Uint8Array by default). */
+  export function wasmBytes(allocate?: (length: number) => Uint8Array): Uint8Array;
 }
 
 declare module '*.wasm' {

@@ -210,15 +210,13 @@ function wasmInlineModule(wasm) {
 const BASE64 = ${JSON.stringify(wasm.toString('base64'))};
 
 /**
- * The module's bytes, decoded on each call (the string is dropped by nobody; the bytes are). Where
- * ArrayBuffer has no \`transfer\` (Node 20) they go into a resizable buffer, which the loader can
- * shrink to nothing once they are compiled (core/load.js, \`release\`).
+ * The module's bytes, decoded on each call (the string is dropped by nobody; the bytes are) into
+ * what \`allocate\` gives (the loader passes one whose memory it can give back once compiled).
+ * @param {(length: number) => Uint8Array} [allocate]
  */
-export function wasmBytes() {
+export function wasmBytes(allocate = (length) => new Uint8Array(length)) {
   const text = atob(BASE64);
-  const length = text.length;
-  const buffer = typeof ArrayBuffer.prototype.transfer === 'function' ? new ArrayBuffer(length) : new ArrayBuffer(length, { maxByteLength: length });
-  const bytes = new Uint8Array(buffer);
+  const bytes = allocate(text.length);
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
   return bytes;
 }

@@ -129,8 +129,12 @@ export const BLOCKS = {
   summary(src) {
     const compute = src.fig('compute.geomean');
     const st = (k) => src.fig(`startup.${k}`);
-    const st24 = (k) => src.fig(`startup-node24.${k}`);
     const on = (suite) => `Node ${nodeMajor(src.suite(suite))}`;
+    // A start-up goal, one row per Node it was measured under.
+    const perNode = (key, label, unit) => ['startup', 'startup-node24'].map((suite) => {
+      const f = src.fig(`${suite}.${key}`);
+      return [`${label}, ${on(suite)}`, ...pair(f, unit), f.goal.text, status(f)];
+    });
     const entry = src.fig('entries.entry');
     const ph = [10, 1000, 10000].map((k) => src.fig(`rounds.placeholders${k}`));
     const phGrowth = src.fig('rounds.placeholderGrowth');
@@ -147,11 +151,9 @@ export const BLOCKS = {
         `wasmoon ${times(compute.wasmoonToNative)}`, times(compute.runvilToNative), times(compute.value), compute.goal.text, status(compute)],
       [`first trivial run right after \`createEngine\`, ${on('startup')}`, ...pair(st('first'), 'ms'), 'see the sum', '—'],
       [`\`createEngine\` (fresh process), ${on('startup')}`, ...pair(st('create'), 'ms'), 'see the sum', '—'],
-      [`\`createEngine\` + first run, ${on('startup')}`, ...pair(st('sum'), 'ms'), st('sum').goal.text, status(st('sum'))],
-      [`\`createEngine\` + first run, ${on('startup-node24')}`, ...pair(st24('sum'), 'ms'), st24('sum').goal.text, status(st24('sum'))],
+      ...perNode('sum', '`createEngine` + first run', 'ms'),
       ['one section entry vs a bare Lua state in wasm', ...pair(entry, 'µs'), entry.goal.text, status(entry)],
-      [`RSS added by one engine, ${on('startup')}`, ...pair(st('rss'), 'MiB'), st('rss').goal.text, status(st('rss'))],
-      [`RSS added by one engine, ${on('startup-node24')}`, ...pair(st24('rss'), 'MiB'), st24('rss').goal.text, status(st24('rss'))],
+      ...perNode('rss', 'RSS added by one engine', 'MiB'),
       ['1,000 `{{ var.big.k1 }}` placeholders, `var.big` of 10 / 1,000 / 10,000 keys', '—',
         `${ph.map((f) => num(f.median)).join(' / ')} ms`, `10,000 − 10 keys: ${num(phGrowth.value)} ms (spread ${num(phGrowth.noise)} ms)`,
         phGrowth.goal.text, status(phGrowth)],

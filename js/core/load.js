@@ -41,12 +41,22 @@ async function compileBytes(bytes, where) {
 }
 
 /**
+ * A buffer for bytes this package reads or decodes itself, whose memory `release` can give back:
+ * any buffer where ArrayBuffer has `transfer`; where it has not (Node 20), a resizable one.
+ * @param {number} length
+ */
+export function releasableBytes(length) {
+  if (typeof (/** @type {any} */ (ArrayBuffer.prototype).transfer) === 'function') return new Uint8Array(length);
+  return new Uint8Array(new ArrayBuffer(length, /** @type {any} */ ({ maxByteLength: length })));
+}
+
+/**
  * Gives back the memory of bytes this package read or decoded itself, once they are compiled: the
  * module keeps its own copy, and the read one (a megabyte) would otherwise stay resident until a
  * collection. `transfer(0)` detaches the buffer and frees its memory at once; where ArrayBuffer has
- * no `transfer` (Node 20) a resizable buffer (what the Node entry reads into) is shrunk to nothing,
- * which frees it as well, and any other is left to the next collection. A view over part of a
- * buffer (a pooled Node Buffer) is left alone.
+ * no `transfer` (Node 20) a resizable buffer (`releasableBytes`) is shrunk to nothing, which frees
+ * it as well, and any other is left to the next collection. A view over part of a buffer (a pooled
+ * Node Buffer) is left alone.
  * @param {Uint8Array} view
  */
 function release(view) {

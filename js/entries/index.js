@@ -4,7 +4,7 @@
 // in Deno and in a page). The wasm is read from next to this file; when a bundle moved this code
 // away from it (esbuild or bun build for a server), or Deno runs without --allow-read, the copy
 // inlined in wasm-inline.js is used instead, so such builds need no recipe.
-import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule, releasableBytes } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
 import { deviceSeeds } from '../core/seeds.js';
 
@@ -23,25 +23,26 @@ async function nodeFs() {
   return import('node:fs').catch(() => undefined);
 }
 
-async function readFile(url) {
+/** `node:fs`, or an error naming what could not be read without it. */
+async function fsToRead(url) {
   const fs = await nodeFs();
   if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
-  return fs.promises.readFile(url);
+  return fs;
+}
+
+async function readFile(url) {
+  return (await fsToRead(url)).promises.readFile(url);
 }
 
 /**
- * Reads the package's own module so that its bytes can be given back once compiled (load.js,
- * `release`). Where ArrayBuffer has `transfer` any read buffer can be; where it has not (Node 20)
- * only a resizable one can, so the file is read into one of exactly its size.
+ * Reads the package's own module into a buffer whose memory can be given back once it is compiled
+ * (load.js, `releasableBytes`): on Node 20 that is a resizable buffer of exactly the file's size.
  */
 async function readOwnModule(url) {
-  if (typeof (/** @type {any} */ (ArrayBuffer.prototype).transfer) === 'function') return readFile(url);
-  const fs = await nodeFs();
-  if (!fs) throw new Error(`runvil: cannot read ${url.href}: this host has no node:fs`);
-  const file = await fs.promises.open(url, 'r');
+  const file = await (await fsToRead(url)).promises.open(url, 'r');
   try {
     const { size } = await file.stat();
-    const bytes = new Uint8Array(new ArrayBuffer(size, /** @type {any} */ ({ maxByteLength: size })));
+    const bytes = releasableBytes(size);
     let filled = 0;
     while (filled < size) {
       const { bytesRead } = await file.read(bytes, filled, size - filled, filled);
@@ -78,7 +79,7 @@ function isUnreadable(error) {
 
 async function inlineBytes() {
   const { wasmBytes } = await import('../wasm-inline.js');
-  return wasmBytes();
+  return wasmBytes(releasableBytes);
 }
 
 async function defaultModule() {

@@ -6,7 +6,7 @@
 // import modules. A third more to download than the .wasm itself (base64), so browsers get
 // browser.js by default.
 import { wasmBytes } from '../wasm-inline.js';
-import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule } from '../core/load.js';
+import { compileOwnBytes, engineOptions, holdingTheProcess, loadModule, releasableBytes } from '../core/load.js';
 import { makeEngine, hostUiKind } from '../core/engine.js';
 
 export * from './public.js';
@@ -15,7 +15,9 @@ export * from './public.js';
 export async function createEngine(options = {}) {
   const { wasm } = engineOptions(options);
   const module = await holdingTheProcess(
-    wasm === undefined || wasm === null ? compileOwnBytes(wasmBytes(), '') : loadModule(wasm, import.meta.url),
+    wasm === undefined || wasm === null
+      ? compileOwnBytes(wasmBytes(releasableBytes), '')
+      : loadModule(wasm, import.meta.url),
   );
   return makeEngine(module, { uiKind: hostUiKind() });
 }
