@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROGRAMS as ALL } from './compute.mjs';
+import { PROGRAMS as ALL, runInRunvil } from './compute.mjs';
 import { geomean, stats } from './results.mjs';
 
 const [runsArg, ...pkgs] = process.argv.slice(2);
@@ -41,15 +41,10 @@ const byMedian = pkgs.map(() => []);
 const byMin = pkgs.map(() => []);
 for (const program of programs) {
   const code = readFileSync(new URL(`./compute/${program}.lua`, import.meta.url), 'utf8');
-  const prompt = `# Bench\n\n## Main\n\n\`\`\`lua\n${code}\n\`\`\`\n`;
   const wasmoon = await new LuaFactory().createEngine();
   const vms = [
     () => wasmoon.doString(code),
-    ...engines.map((engine) => async () => {
-      const o = await engine.run(prompt, { seed: 1, limits: { instructions: 1e15 } });
-      if (!o.ok) throw new Error(`${program}: ${o.error.kind}: ${o.error.message}`);
-      return o.result;
-    }),
+    ...engines.map((engine) => () => runInRunvil(engine, code, program)),
   ];
   const times = vms.map(() => []);
   const sums = new Set();

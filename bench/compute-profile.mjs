@@ -9,7 +9,7 @@ import { Session } from 'node:inspector/promises';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROGRAMS } from './compute.mjs';
+import { PROGRAMS, runInRunvil } from './compute.mjs';
 
 const [target, program, runsArg, topArg] = process.argv.slice(2);
 const runs = Number(runsArg);
@@ -30,12 +30,7 @@ if (target === 'wasmoon') {
 } else {
   const { createEngine } = await import(pathToFileURL(resolve(target, 'index.js')).href);
   const engine = await createEngine();
-  const prompt = `# Bench\n\n## Main\n\n\`\`\`lua\n${code}\n\`\`\`\n`;
-  run = async () => {
-    const o = await engine.run(prompt, { seed: 1, limits: { instructions: 1e15 } });
-    if (!o.ok) throw new Error(`${program}: ${o.error.kind}: ${o.error.message}`);
-    return o.result;
-  };
+  run = () => runInRunvil(engine, code, program);
 }
 await run(); // warm-up, unprofiled
 

@@ -29,6 +29,13 @@ async function timed(fn) {
   return [performance.now() - t0, String(value)];
 }
 
+/** Runs a program of the set in a Runvil engine, as one section of a prompt, with the budget lifted; answers its result. */
+export async function runInRunvil(engine, code, program) {
+  const o = await engine.run(`# Bench\n\n## Main\n\n\`\`\`lua\n${code}\n\`\`\`\n`, { seed: 1, limits: { instructions: 1e15 } });
+  if (!o.ok) throw new Error(`runvil, ${program}: ${o.error.kind}: ${o.error.message}`);
+  return o.result;
+}
+
 export async function runCompute({ runs = 5, createEngine } = {}) {
   if (!createEngine) ({ createEngine } = await import('../pkg/index.js'));
   const { LuaFactory } = await import('wasmoon');
@@ -42,11 +49,7 @@ export async function runCompute({ runs = 5, createEngine } = {}) {
   }
 
   const vms = {
-    runvil: async (code) => {
-      const o = await engine.run(`# Bench\n\n## Main\n\n\`\`\`lua\n${code}\n\`\`\`\n`, { seed: 1, limits: { instructions: 1e15 } });
-      if (!o.ok) throw new Error(`runvil: ${o.error.kind}: ${o.error.message}`);
-      return o.result;
-    },
+    runvil: (code, program) => runInRunvil(engine, code, program),
     wasmoon: (code) => wasmoon.doString(code),
   };
 
@@ -64,7 +67,7 @@ export async function runCompute({ runs = 5, createEngine } = {}) {
       for (let i = 0; i < runs; i++) {
         const order = i % 2 ? ['wasmoon', 'runvil'] : ['runvil', 'wasmoon'];
         for (const name of order) {
-          const [t, v] = await timed(() => vms[name](code));
+          const [t, v] = await timed(() => vms[name](code, program));
           times[name].push(t);
           sums.add(v);
         }
